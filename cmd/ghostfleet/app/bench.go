@@ -1,0 +1,133 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+)
+
+func newBenchCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmarks that compare side by side in one run",
+	}
+	cmd.AddCommand(newBenchNodesCommand(g))
+	return cmd
+}
+
+type benchNodesOptions struct {
+	*globals
+	bins       binaryFlags
+	nodes      int
+	rounds     int
+	gpuProfile string
+	resultsDir string
+}
+
+func newBenchNodesCommand(g *globals) *cobra.Command {
+	o := &benchNodesOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "nodes",
+		Short: "Time GhostFleet's node creation against `kwokctl scale node`",
+		Long: `Create --nodes GPU nodes with GhostFleet's parallel creator and with
+` + "`kwokctl scale node`" + `, each on a fresh throwaway cluster (--name, default
+ghostfleet-bench, no Prometheus), alternating the two for --rounds rounds.
+Prints both times (all created; all Ready) and the ratio of medians, and
+writes results/bench-nodes-<time>/bench.json.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&o.nodes, "nodes", 1000, "nodes per trial")
+	fs.IntVar(&o.rounds, "rounds", 1, "rounds; each runs both methods once")
+	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU profile of GhostFleet's nodes (kwokctl's get the same GPU count)")
+	fs.StringVar(&o.resultsDir, "results-dir", "results", "where the run folder is written")
+	o.bins.add(fs)
+	return cmd
+}
+
+func (o *benchNodesOptions) run(ctx context.Context) error {
+	if err := o.ownOnly("bench nodes"); err != nil {
+		return err
+	}
+	if !o.globals.nameSet {
+		o.name = "ghostfleet-bench"
+	}
+	if o.nodes < 1 || o.nodes > fleet.MaxNodes {
+		return fmt.Errorf("--nodes %d is out of range: allowed are 1-%d", o.nodes, fleet.MaxNodes)
+	}
+	if o.rounds < 1 || o.rounds > 10 {
+		return fmt.Errorf("--rounds %d is out of range: allowed are 1-10", o.rounds)
+	}
+	gpu, err := fleet.LookupGPUProfile(o.gpuProfile)
+	if err != nil {
+		return err
+	}
+	p := newPrinter(o.streams.ErrOut, false)
+	defer p.Close()
+	r, err := o.bins.resolver(p.Report)
+	if err != nil {
+		return err
+	}
+	set, err := r.Resolve(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := fleet.BenchNodes(ctx, fleet.NodeBenchOptions{
+		Cluster: o.name, Nodes: o.nodes, Rounds: o.rounds, Profile: gpu,
+		Binaries: set, Versions: r.Versions, Report: p.Report,
+	})
+	p.Close()
+	if err != nil {
+		return err
+	}
+	w := o.streams.Out
+	fmt.Fprintf(w, "%-10s %5s %12s %12s\n", "method", "round", "created (s)", "Ready (s)")
+	for _, t := range res.Trials {
+		fmt.Fprintf(w, "%-10s %5d %12.2f %12.2f\n", t.Method, t.Round, t.Create, t.Ready)
+	}
+	fmt.Fprintf(w, "ghostfleet / kwokctl (medians): created %.2f×, Ready %.2f×\n", res.CreateRatio, res.ReadyRatio)
+	dir, err := writeRunFile(o.resultsDir, "bench-nodes", "bench.json", res)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "written to %s\n", dir)
+	return nil
+}
+
+// writeRunFile writes v as JSON into a new run folder
+// <root>/<kind>-<UTC time>; an existing folder is never reused, and the
+// file appears whole or not at all.
+func writeRunFile(root, kind, file string, v any) (string, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	stamp := time.Now().UTC().Format("20060102-150405")
+	dir := filepath.Join(root, kind+"-"+stamp)
+	for i := 2; ; i++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			break
+		}
+		if !os.IsExist(err) {
+			return "", err
+		}
+		dir = filepath.Join(root, fmt.Sprintf("%s-%s-%d", kind, stamp, i))
+	}
+	tmp := filepath.Join(dir, "."+file+".tmp")
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return "", err
+	}
+	return dir, os.Rename(tmp, filepath.Join(dir, file))
+}

@@ -1,0 +1,127 @@
+// Package app is the ghostfleet command line: one file per command, each
+// with a small options struct, all driven through Run so tests can call
+// them with their own streams and arguments.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	name       string
+	kubeconfig string
+	context    string
+	nameSet    bool // --name or GHOSTFLEET_CLUSTER was given
+	streams    Streams
+}
+
+// target is the cluster a command works on: GhostFleet's own unless
+// --kubeconfig attaches another explicitly.
+func (g *globals) target() fleet.Target {
+	if g.kubeconfig != "" {
+		return fleet.Attach(g.kubeconfig, g.context)
+	}
+	return fleet.Own(g.name)
+}
+
+// ownOnly refuses --kubeconfig for commands that manage GhostFleet's own
+// cluster's processes.
+func (g *globals) ownOnly(cmd string) error {
+	if g.kubeconfig != "" || g.context != "" {
+		return fmt.Errorf("%s manages GhostFleet's own cluster; --kubeconfig/--context attach to another cluster and do not apply (use --name to pick a GhostFleet cluster)", cmd)
+	}
+	return nil
+}
+
+// NewRootCommand builds the ghostfleet command tree.
+func NewRootCommand(streams Streams) *cobra.Command {
+	g := &globals{streams: streams}
+	root := &cobra.Command{
+		Use:   "ghostfleet",
+		Short: "A 1,000-node GPU Kubernetes fleet with nobody aboard",
+		Long: `GhostFleet runs a real kube-apiserver, etcd, kube-scheduler and
+kube-controller-manager on this machine, with thousands of fake GPU nodes
+faked by KWOK, loads it, and measures the control plane against the
+upstream scalability SLOs.
+
+Every command targets GhostFleet's own cluster (--name, default
+"ghostfleet"), never the cluster your KUBECONFIG points at; pass
+--kubeconfig (and --context) to attach to another cluster explicitly.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetIn(streams.In)
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.name, "name", envOr("GHOSTFLEET_CLUSTER", fleet.DefaultClusterName), "name of GhostFleet's cluster (env GHOSTFLEET_CLUSTER)")
+	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "attach to the cluster of this kubeconfig instead of GhostFleet's own ($KUBECONFIG is never used)")
+	pf.StringVar(&g.context, "context", "", "kubeconfig context to use with --kubeconfig")
+
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		g.nameSet = cmd.Flags().Changed("name") || os.Getenv("GHOSTFLEET_CLUSTER") != ""
+	}
+	root.AddCommand(
+		newUpCommand(g),
+		newCheckCommand(g),
+		newNodesCommand(g),
+		newStatusCommand(g),
+		newCleanCommand(g),
+		newBenchCommand(g),
+		newVersionCommand(g),
+	)
+	return root
+}
+
+// Main runs the command line with args and returns the exit code. Ctrl-C
+// cancels the running command's context; the command cleans up and says
+// what it left behind.
+func Main(streams Streams, args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, streams, args)
+}
+
+// Run executes args and returns the exit code.
+func Run(ctx context.Context, streams Streams, args []string) int {
+	root := NewRootCommand(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var exit exitError
+	if errors.As(err, &exit) {
+		if exit.msg != "" {
+			fmt.Fprintln(streams.ErrOut, "error:", exit.msg)
+		}
+		return exit.code
+	}
+	fmt.Fprintln(streams.ErrOut, "error:", err)
+	return 1
+}
+
+// exitError ends a command with a specific code.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

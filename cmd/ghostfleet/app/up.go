@@ -1,0 +1,159 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/binaries"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+)
+
+// binaryFlags choose where the control-plane binaries come from.
+type binaryFlags struct {
+	explicit map[string]string
+	goBinary string
+	cacheDir string
+}
+
+func (b *binaryFlags) add(fs *pflag.FlagSet) {
+	fs.StringToStringVar(&b.explicit, "binary", nil,
+		"use a prebuilt binary, NAME=PATH, repeatable; NAME is one of "+strings.Join(binaries.Names(), ", ")+
+			" (env GHOSTFLEET_<NAME>_BINARY, e.g. GHOSTFLEET_PROMETHEUS_BINARY=/usr/bin/prometheus)")
+	fs.StringVar(&b.goBinary, "go", "", "go command used to build missing binaries (default: go on PATH)")
+	fs.StringVar(&b.cacheDir, "cache-dir", "", "binary cache root (default $XDG_CACHE_HOME/ghostfleet/bin)")
+}
+
+func (b *binaryFlags) resolver(report progress.Func) (*binaries.Resolver, error) {
+	root := b.cacheDir
+	if root == "" {
+		var err error
+		if root, err = binaries.DefaultCacheRoot(); err != nil {
+			return nil, err
+		}
+	}
+	return &binaries.Resolver{
+		Versions:  binaries.Pinned(),
+		Explicit:  b.explicit,
+		CacheRoot: root,
+		GoBinary:  b.goBinary,
+		Report:    report,
+	}, nil
+}
+
+type upOptions struct {
+	*globals
+	bins           binaryFlags
+	nodes          int
+	gpuProfile     string
+	profile        string
+	prometheusPort int
+	verbose        bool
+}
+
+func newUpCommand(g *globals) *cobra.Command {
+	o := &upOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:     "up",
+		Aliases: []string{"setup"},
+		Short:   "Build what is missing and bring the fleet up with GPU nodes",
+		Long: `Resolve the control-plane binaries (--binary flags, GHOSTFLEET_*_BINARY
+variables, the per-version cache, or a build from the pinned Go modules on
+first use), create GhostFleet's cluster with kwok's binary runtime, wait for
+kube-apiserver /readyz and for Prometheus to scrape every component, and
+scale the fleet to --nodes fake GPU nodes.
+
+Running it on a fleet that is up says so and changes nothing; on a fleet
+whose processes are gone (e.g. after a reboot) it starts them again.`,
+		Example: `  ghostfleet up                         # 1,000 DGX H100 nodes, upstream defaults
+  ghostfleet up --profile tuned --nodes 100 --gpu-profile dgx-a100-80gb
+  ghostfleet up --binary prometheus=/usr/bin/prometheus`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&o.nodes, "nodes", 1000, fmt.Sprintf("fake GPU nodes to create (0-%d)", fleet.MaxNodes))
+	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU server the nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
+	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: default (upstream) or tuned (raised client QPS, APF on)")
+	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
+	o.bins.add(fs)
+	_ = cmd.RegisterFlagCompletionFunc("gpu-profile", fixed(fleet.GPUProfileNames()...))
+	_ = cmd.RegisterFlagCompletionFunc("profile", fixed("default", "tuned"))
+	return cmd
+}
+
+func (o *upOptions) run(ctx context.Context) error {
+	if err := o.ownOnly("up"); err != nil {
+		return err
+	}
+	// Validate everything before building or creating anything.
+	if err := fleet.ValidateNodeCount(o.nodes); err != nil {
+		return err
+	}
+	gpu, err := fleet.LookupGPUProfile(o.gpuProfile)
+	if err != nil {
+		return err
+	}
+	profile, err := fleet.LookupComponentProfile(o.profile)
+	if err != nil {
+		return err
+	}
+	out := o.streams.Out
+	p := newPrinter(o.streams.ErrOut, o.verbose)
+	defer p.Close()
+
+	r, err := o.bins.resolver(p.Report)
+	if err != nil {
+		return err
+	}
+	res, err := fleet.Up(ctx, fleet.UpOptions{
+		Name: o.name, Profile: profile, PrometheusPort: o.prometheusPort,
+		Binaries: r.Resolve, Versions: r.Versions, Report: p.Report,
+	})
+	if err != nil {
+		return err
+	}
+	target := fleet.Own(o.name)
+	if res.AlreadyUp {
+		p.Close()
+		fmt.Fprintf(out, "fleet %q is already up (profile %s); nothing to do.\n", o.name, res.State.Profile)
+		fmt.Fprintf(out, "  use `ghostfleet nodes N` to change its size, `ghostfleet status` to look at it.\n")
+		printAccess(out, target, res.State)
+		return nil
+	}
+	if !res.Restarted {
+		cs, err := target.Clientset(true)
+		if err != nil {
+			return err
+		}
+		sr, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: o.nodes, Profile: gpu, WaitReady: true, Report: p.Report})
+		if err != nil {
+			return fmt.Errorf("the cluster is up but its nodes are not: %w", err)
+		}
+		p.Close()
+		fmt.Fprintf(out, "fleet %q is up: %d %s nodes (%d GPUs), profile %s; nodes created in %s, all Ready in %s\n",
+			o.name, o.nodes, gpu.Name, o.nodes*gpu.GPUs, profile.Name, round(sr.CreateTime), round(sr.ReadyTime))
+	} else {
+		p.Close()
+		fmt.Fprintf(out, "fleet %q was stopped and is running again (profile %s)\n", o.name, res.State.Profile)
+	}
+	printAccess(out, target, res.State)
+	return nil
+}
+
+func printAccess(out interface{ Write([]byte) (int, error) }, t fleet.Target, s fleet.State) {
+	fmt.Fprintf(out, "  kubeconfig: %s\n", t.Kubeconfig)
+	fmt.Fprintf(out, "  prometheus: %s\n", s.PrometheusURL())
+	fmt.Fprintf(out, "  try:        kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", t.Kubeconfig)
+}
+
+func fixed(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -1,0 +1,117 @@
+package binaries
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Binary is one executable the fleet needs and how to build it from the
+// pinned modules.
+type Binary struct {
+	Name    string // file name and the key users pass to --binary
+	module  string // which embedded module builds it
+	pkg     string // Go package of its main
+	ldflags func(Versions) string
+	// Typical is how long a cold build takes on a 2-core machine; it is only
+	// shown as an estimate next to the elapsed time.
+	Typical time.Duration
+}
+
+// Build modules.
+const (
+	moduleControlPlane = "controlplane"
+	modulePrometheus   = "prometheus"
+)
+
+// Component names as kwokctl spells them.
+const (
+	KubeApiserver         = "kube-apiserver"
+	KubeControllerManager = "kube-controller-manager"
+	KubeScheduler         = "kube-scheduler"
+	Etcd                  = "etcd"
+	Etcdctl               = "etcdctl"
+	Kwok                  = "kwok"
+	Kwokctl               = "kwokctl"
+	Prometheus            = "prometheus"
+)
+
+func kubeLDFlags(v Versions) string {
+	major, minor := "1", ""
+	if parts := strings.Split(strings.TrimPrefix(v.Kubernetes, "v"), "."); len(parts) >= 2 {
+		major, minor = parts[0], parts[1]
+	}
+	const pkg = "k8s.io/component-base/version"
+	return strings.Join([]string{
+		"-s -w",
+		"-X " + pkg + ".gitVersion=" + v.Kubernetes,
+		"-X " + pkg + ".gitMajor=" + major,
+		"-X " + pkg + ".gitMinor=" + minor,
+		"-X " + pkg + ".gitTreeState=clean",
+	}, " ")
+}
+
+func kwokLDFlags(v Versions) string {
+	return "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=" + v.Kwok +
+		" -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=" + v.Kubernetes
+}
+
+func plainLDFlags(Versions) string { return "-s -w" }
+
+func prometheusLDFlags(v Versions) string {
+	const pkg = "github.com/prometheus/common/version"
+	return "-s -w -X " + pkg + ".Version=" + strings.TrimPrefix(v.Prometheus, "v") +
+		" -X " + pkg + ".Branch=HEAD -X " + pkg + ".BuildUser=ghostfleet"
+}
+
+// All lists every binary in build order: the apiserver first, because it
+// compiles most of what the scheduler and controller-manager share.
+var All = []Binary{
+	{Name: KubeApiserver, module: moduleControlPlane, pkg: "k8s.io/kubernetes/cmd/kube-apiserver", ldflags: kubeLDFlags, Typical: 3 * time.Minute},
+	{Name: KubeControllerManager, module: moduleControlPlane, pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", ldflags: kubeLDFlags, Typical: 75 * time.Second},
+	{Name: KubeScheduler, module: moduleControlPlane, pkg: "k8s.io/kubernetes/cmd/kube-scheduler", ldflags: kubeLDFlags, Typical: 30 * time.Second},
+	{Name: Etcd, module: moduleControlPlane, pkg: "go.etcd.io/etcd/server/v3", ldflags: plainLDFlags, Typical: 40 * time.Second},
+	{Name: Etcdctl, module: moduleControlPlane, pkg: "go.etcd.io/etcd/etcdctl/v3", ldflags: plainLDFlags, Typical: 15 * time.Second},
+	{Name: Kwok, module: moduleControlPlane, pkg: "sigs.k8s.io/kwok/cmd/kwok", ldflags: kwokLDFlags, Typical: 30 * time.Second},
+	{Name: Kwokctl, module: moduleControlPlane, pkg: "sigs.k8s.io/kwok/cmd/kwokctl", ldflags: kwokLDFlags, Typical: 30 * time.Second},
+	{Name: Prometheus, module: modulePrometheus, pkg: "github.com/prometheus/prometheus/cmd/prometheus", ldflags: prometheusLDFlags, Typical: 6 * time.Minute},
+}
+
+// Lookup returns the binary called name.
+func Lookup(name string) (Binary, error) {
+	for _, b := range All {
+		if b.Name == name {
+			return b, nil
+		}
+	}
+	return Binary{}, fmt.Errorf("unknown binary %q: allowed are %s", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the names of All.
+func Names() []string {
+	names := make([]string, len(All))
+	for i, b := range All {
+		names[i] = b.Name
+	}
+	return names
+}
+
+// EnvVar is the environment variable that points at a prebuilt binary,
+// e.g. GHOSTFLEET_KUBE_APISERVER_BINARY.
+func (b Binary) EnvVar() string {
+	return "GHOSTFLEET_" + strings.ToUpper(strings.ReplaceAll(b.Name, "-", "_")) + "_BINARY"
+}
+
+// VersionOf is the version the named binary must report.
+func (v Versions) VersionOf(name string) string {
+	switch name {
+	case Etcd, Etcdctl:
+		return v.Etcd
+	case Kwok, Kwokctl:
+		return v.Kwok
+	case Prometheus:
+		return v.Prometheus
+	default:
+		return v.Kubernetes
+	}
+}

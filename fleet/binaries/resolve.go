@@ -1,0 +1,242 @@
+package binaries
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+)
+
+// Source says where a resolved binary came from.
+type Source string
+
+const (
+	SourceFlag  Source = "flag"
+	SourceEnv   Source = "env"
+	SourceCache Source = "cache"
+	SourceBuilt Source = "built"
+)
+
+// Resolved is a binary found on disk.
+type Resolved struct {
+	Binary
+	Path   string
+	Source Source
+}
+
+// Set maps binary names to where they are.
+type Set map[string]Resolved
+
+// Path returns the path of the named binary ("" when missing).
+func (s Set) Path(name string) string { return s[name].Path }
+
+// Resolver finds the binaries in order: explicit paths (flags), environment
+// variables, the per-version cache, and finally a build from the pinned
+// modules.
+type Resolver struct {
+	Versions Versions
+	// Explicit maps a binary name to a path given on the command line.
+	Explicit map[string]string
+	// CacheRoot holds one folder per version set.
+	CacheRoot string
+	// Getenv reads the environment; os.Getenv when nil.
+	Getenv func(string) string
+	// GoBinary is the go command used to build; "go" from PATH when empty.
+	GoBinary string
+	Report   progress.Func
+}
+
+// DefaultCacheRoot is $XDG_CACHE_HOME/ghostfleet/bin (or ~/.cache/...).
+func DefaultCacheRoot() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the cache directory: %w (set XDG_CACHE_HOME)", err)
+	}
+	return filepath.Join(dir, "ghostfleet", "bin"), nil
+}
+
+// CacheDir is the folder that holds this version set's binaries.
+func (r *Resolver) CacheDir() string {
+	return filepath.Join(r.CacheRoot, r.Versions.SetName())
+}
+
+func (r *Resolver) getenv(key string) string {
+	if r.Getenv != nil {
+		return r.Getenv(key)
+	}
+	return os.Getenv(key)
+}
+
+func (r *Resolver) report(e progress.Event) {
+	if r.Report != nil {
+		r.Report(e)
+	}
+}
+
+// Find resolves every binary without building; missing lists those that
+// would have to be built.
+func (r *Resolver) Find() (found Set, missing []Binary, err error) {
+	for name := range r.Explicit {
+		if _, err := Lookup(name); err != nil {
+			return nil, nil, err
+		}
+	}
+	found = Set{}
+	for _, b := range All {
+		res, ok, err := r.find(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			found[b.Name] = res
+		} else {
+			missing = append(missing, b)
+		}
+	}
+	return found, missing, nil
+}
+
+func (r *Resolver) find(b Binary) (Resolved, bool, error) {
+	if p := r.Explicit[b.Name]; p != "" {
+		if err := executable(p); err != nil {
+			return Resolved{}, false, fmt.Errorf("--binary %s=%s: %w", b.Name, p, err)
+		}
+		return Resolved{Binary: b, Path: p, Source: SourceFlag}, true, nil
+	}
+	if p := r.getenv(b.EnvVar()); p != "" {
+		if err := executable(p); err != nil {
+			return Resolved{}, false, fmt.Errorf("%s=%s: %w", b.EnvVar(), p, err)
+		}
+		return Resolved{Binary: b, Path: p, Source: SourceEnv}, true, nil
+	}
+	p := filepath.Join(r.CacheDir(), b.Name)
+	if executable(p) == nil {
+		return Resolved{Binary: b, Path: p, Source: SourceCache}, true, nil
+	}
+	return Resolved{}, false, nil
+}
+
+func executable(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("not found: %w", errors.Unwrap(err))
+	}
+	if st.IsDir() || st.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", path)
+	}
+	return nil
+}
+
+// ErrNoGo is returned when a build is needed and no Go toolchain is found.
+var ErrNoGo = errors.New("no Go toolchain")
+
+// Resolve finds every binary, building the missing ones into the cache.
+func (r *Resolver) Resolve(ctx context.Context) (Set, error) {
+	found, missing, err := r.Find()
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) == 0 {
+		return found, nil
+	}
+	goBin, err := r.goBinary()
+	if err != nil {
+		names := make([]string, len(missing))
+		for i, b := range missing {
+			names[i] = b.Name
+		}
+		return nil, fmt.Errorf("%w: building %s needs Go 1.26 or newer on PATH (or pass --go); "+
+			"alternatively point --binary NAME=PATH or %s-style variables at prebuilt binaries",
+			err, strings.Join(names, ", "), missing[0].EnvVar())
+	}
+	r.report(progress.Event{Kind: progress.Info, Message: fmt.Sprintf(
+		"building %d binaries from the pinned modules into %s (first run only; later runs reuse them)", len(missing), r.CacheDir())})
+	for i, b := range missing {
+		path, err := r.build(ctx, goBin, b, i+1, len(missing))
+		if err != nil {
+			return nil, err
+		}
+		found[b.Name] = Resolved{Binary: b, Path: path, Source: SourceBuilt}
+	}
+	return found, nil
+}
+
+func (r *Resolver) goBinary() (string, error) {
+	name := r.GoBinary
+	if name == "" {
+		name = "go"
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%w (%q not found)", ErrNoGo, name)
+	}
+	return p, nil
+}
+
+// moduleFiles returns the go.mod and go.sum of a build module.
+func moduleFiles(module string) (mod, sum []byte) {
+	if module == modulePrometheus {
+		return prometheusMod, prometheusSum
+	}
+	return controlPlaneMod, controlPlaneSum
+}
+
+// build compiles one binary into the cache. The output is written under a
+// temporary name and renamed, so an interrupted build never leaves a
+// half-written binary that a later run would trust.
+func (r *Resolver) build(ctx context.Context, goBin string, b Binary, n, total int) (string, error) {
+	mod, sum := moduleFiles(b.module)
+	h := sha256.Sum256(append(append([]byte{}, mod...), sum...))
+	src := filepath.Join(r.CacheRoot, "src", b.module+"-"+hex.EncodeToString(h[:6]))
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), mod, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "go.sum"), sum, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(r.CacheDir(), 0o755); err != nil {
+		return "", err
+	}
+	out := filepath.Join(r.CacheDir(), b.Name)
+	tmp := out + ".building"
+
+	done := progress.Step(r.report, "build "+b.Name,
+		fmt.Sprintf("building %s (%d/%d) from %s", b.Name, n, total, b.pkg), b.Typical)
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags", b.ldflags(r.Versions), "-o", tmp, b.pkg)
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	done()
+	if err != nil {
+		_ = os.Remove(tmp)
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("build of %s interrupted; nothing was cached for it", b.Name)
+		}
+		return "", fmt.Errorf("building %s failed: %v\n%s", b.Name, err, lastLines(stderr.String(), 20))
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,287 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
+
+	"github.com/ghostfleet/ghostfleet/fleet/binaries"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/metrics"
+)
+
+// BindAddress is where every component listens: never beyond this host.
+const BindAddress = "127.0.0.1"
+
+// DefaultPrometheusPort is Prometheus's conventional port.
+const DefaultPrometheusPort = 9090
+
+// State is what GhostFleet records about a cluster it created, next to
+// kwok's own files in the cluster's folder.
+type State struct {
+	Name           string            `json:"name"`
+	Profile        string            `json:"profile"`
+	PrometheusPort int               `json:"prometheusPort"`
+	Versions       binaries.Versions `json:"versions"`
+	Created        time.Time         `json:"created"`
+}
+
+// PrometheusURL is where the cluster's Prometheus answers.
+func (s State) PrometheusURL() string {
+	return "http://" + net.JoinHostPort(BindAddress, strconv.Itoa(s.PrometheusPort))
+}
+
+func statePath(name string) string { return filepath.Join(clusterWorkdir(name), "ghostfleet.json") }
+
+// LoadState reads the recorded state of the cluster called name.
+func LoadState(name string) (State, error) {
+	data, err := os.ReadFile(statePath(name))
+	if err != nil {
+		return State{}, err
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return State{}, fmt.Errorf("%s: %w", statePath(name), err)
+	}
+	return s, nil
+}
+
+func saveState(s State) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := statePath(s.Name) + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, statePath(s.Name))
+}
+
+// UpOptions configures Up.
+type UpOptions struct {
+	Name           string
+	Profile        ComponentProfile
+	PrometheusPort int // 0: no Prometheus
+	// Binaries finds (or builds) the binaries; Up calls it only when a
+	// cluster is to be created, after its other checks passed, so that bad
+	// input fails before a build of several minutes.
+	Binaries func(context.Context) (binaries.Set, error)
+	Versions binaries.Versions
+	Report   progress.Func
+}
+
+// ErrProfileMismatch is returned when a running fleet has another profile.
+var ErrProfileMismatch = errors.New("profile mismatch")
+
+// UpResult says what Up found or did.
+type UpResult struct {
+	State     State
+	AlreadyUp bool
+	Restarted bool
+}
+
+// Exists reports whether a cluster called name has been created.
+func Exists(ctx context.Context, name string) bool {
+	_, err := loadRuntime(ctx, name)
+	return err == nil
+}
+
+// Running reports whether the cluster's components are all running.
+func Running(ctx context.Context, name string) (bool, error) {
+	rt, err := loadRuntime(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	return rt.Ready(ctx)
+}
+
+// Up creates and starts the cluster, or starts it again when its processes
+// are gone, or does nothing when it is already running. A cluster that
+// fails half-way through creation is deleted again, so nothing is left
+// half-created.
+func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
+	report := opts.Report
+	if report == nil {
+		report = progress.Discard
+	}
+	if Exists(ctx, opts.Name) {
+		return resume(ctx, opts, report)
+	}
+	if opts.PrometheusPort != 0 {
+		if err := PortFree(opts.PrometheusPort); err != nil {
+			return UpResult{}, fmt.Errorf("prometheus port: %w; choose another with --prometheus-port", err)
+		}
+	}
+	set, err := opts.Binaries(ctx)
+	if err != nil {
+		return UpResult{}, err
+	}
+
+	state := State{Name: opts.Name, Profile: opts.Profile.Name, PrometheusPort: opts.PrometheusPort,
+		Versions: opts.Versions, Created: time.Now().UTC()}
+	done := progress.Step(report, "create", "creating cluster "+opts.Name+" (kwok binary runtime, profile "+opts.Profile.Name+")", 20*time.Second)
+	err = kwokctl(ctx, report, func(conf *internalversion.KwokctlConfiguration) {
+		o := &conf.Options
+		o.Runtime = "binary"
+		o.BindAddress = BindAddress
+		o.KubeApiserverBinary = set.Path(binaries.KubeApiserver)
+		o.KubeControllerManagerBinary = set.Path(binaries.KubeControllerManager)
+		o.KubeSchedulerBinary = set.Path(binaries.KubeScheduler)
+		o.EtcdBinary = set.Path(binaries.Etcd)
+		o.KwokControllerBinary = set.Path(binaries.Kwok)
+		o.PrometheusBinary = set.Path(binaries.Prometheus)
+		o.PrometheusPort = uint32(opts.PrometheusPort)
+		conf.ComponentsPatches = append(conf.ComponentsPatches, opts.Profile.patches()...)
+	}, "create", "cluster", "--name", opts.Name, "--kubeconfig", "", "--wait", "3m")
+	done()
+	if err == nil {
+		err = saveState(state)
+	}
+	if err != nil {
+		cause := err
+		if ctx.Err() != nil {
+			cause = fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		if derr := Delete(context.WithoutCancel(ctx), opts.Name, report); derr != nil {
+			return UpResult{}, fmt.Errorf("creating cluster %s: %w; removing the partly created cluster also failed: %v (run `ghostfleet clean`)", opts.Name, cause, derr)
+		}
+		return UpResult{}, fmt.Errorf("creating cluster %s: %w; the partly created cluster was removed", opts.Name, cause)
+	}
+	if err := WaitReady(ctx, opts.Name, state, report); err != nil {
+		return UpResult{State: state}, err
+	}
+	return UpResult{State: state}, nil
+}
+
+func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult, error) {
+	state, err := LoadState(opts.Name)
+	if err != nil {
+		return UpResult{}, fmt.Errorf("cluster %s exists but was not created by GhostFleet (%v): remove it with `ghostfleet clean --name %s`", opts.Name, err, opts.Name)
+	}
+	if state.Profile != opts.Profile.Name {
+		return UpResult{State: state}, fmt.Errorf("%w: fleet %s is up with profile %q, not %q: run `ghostfleet clean` and then `ghostfleet up --profile %s`",
+			ErrProfileMismatch, opts.Name, state.Profile, opts.Profile.Name, opts.Profile.Name)
+	}
+	running, err := Running(ctx, opts.Name)
+	if err != nil {
+		return UpResult{}, err
+	}
+	if running {
+		return UpResult{State: state, AlreadyUp: true}, nil
+	}
+	done := progress.Step(report, "start", "starting the stopped processes of cluster "+opts.Name, 10*time.Second)
+	err = kwokctl(ctx, report, nil, "start", "cluster", "--name", opts.Name)
+	done()
+	if err != nil {
+		return UpResult{State: state}, fmt.Errorf("starting cluster %s: %w", opts.Name, err)
+	}
+	return UpResult{State: state, Restarted: true}, WaitReady(ctx, opts.Name, state, report)
+}
+
+// WaitReady waits for the apiserver's /readyz and for Prometheus to report
+// every scrape target up.
+func WaitReady(ctx context.Context, name string, state State, report progress.Func) error {
+	cs, err := Own(name).Clientset(false)
+	if err != nil {
+		return err
+	}
+	done := progress.Step(report, "readyz", "waiting for kube-apiserver /readyz", 10*time.Second)
+	err = poll(ctx, 2*time.Minute, func() (bool, error) {
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && string(body) == "ok", nil
+	})
+	done()
+	if err != nil {
+		return fmt.Errorf("kube-apiserver did not become ready: %w (logs: %s)", err, filepath.Join(clusterWorkdir(name), "logs"))
+	}
+
+	if state.PrometheusPort == 0 {
+		return nil
+	}
+	prom, err := metrics.NewPrometheus(state.PrometheusURL())
+	if err != nil {
+		return err
+	}
+	done = progress.Step(report, "targets", "waiting for Prometheus at "+state.PrometheusURL()+" to scrape every component", 30*time.Second)
+	var last []metrics.Target
+	err = poll(ctx, 3*time.Minute, func() (bool, error) {
+		targets, err := prom.Targets(ctx)
+		if err != nil || len(targets) == 0 {
+			return false, nil
+		}
+		last = targets
+		up := 0
+		for _, t := range targets {
+			if t.Up() {
+				up++
+			}
+		}
+		report(progress.Event{Kind: progress.Update, Step: "targets", Done: up, Total: len(targets)})
+		return up == len(targets), nil
+	})
+	done()
+	if err != nil {
+		for _, t := range last {
+			if !t.Up() {
+				report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("target %s (%s) is %s: %s", t.Job, t.URL, t.Health, t.LastError)})
+			}
+		}
+		return fmt.Errorf("prometheus targets did not all come up: %w", err)
+	}
+	return nil
+}
+
+// Delete stops and removes the cluster and all its processes. Results and
+// the binary cache are elsewhere and stay.
+func Delete(ctx context.Context, name string, report progress.Func) error {
+	if !Exists(ctx, name) {
+		return nil
+	}
+	return kwokctl(ctx, report, nil, "delete", "cluster", "--name", name)
+}
+
+// PortFree reports an error when something already listens on the port.
+func PortFree(port int) error {
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("port %d is out of range: allowed are 1-65535", port)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(BindAddress, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("port %d on %s is in use", port, BindAddress)
+	}
+	return l.Close()
+}
+
+// poll calls fn every 500ms until it returns true, an error, or timeout.
+func poll(ctx context.Context, timeout time.Duration, fn func() (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, err := fn()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("timed out after %s", timeout)
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package fleet
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
+	"sigs.k8s.io/kwok/pkg/config"
+	kwokctlcmd "sigs.k8s.io/kwok/pkg/kwokctl/cmd"
+	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
+	"sigs.k8s.io/kwok/pkg/log"
+
+	// The binary runtime runs every component as a local process: no
+	// container engine needed.
+	_ "sigs.k8s.io/kwok/pkg/kwokctl/runtime/binary"
+
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+)
+
+// kwokMu serialises kwokctl calls: kwok keeps its configuration in
+// process-wide state, so two calls in flight would see each other's.
+var kwokMu sync.Mutex
+
+// kwokctl runs a kwokctl command in this process, the way kwokctl's own
+// main prepares it (logger and configuration in the context), with its log
+// lines turned into progress events. mutate, when set, edits the kwokctl
+// configuration before the command reads it: options that kwokctl has no
+// flag for (the bind address) are set there.
+func kwokctl(ctx context.Context, report progress.Func, mutate func(*internalversion.KwokctlConfiguration), args ...string) error {
+	kwokMu.Lock()
+	defer kwokMu.Unlock()
+
+	logs := lineWriter(func(line string) {
+		report(progress.Event{Kind: progress.Info, Message: "kwokctl: " + line})
+	})
+	defer logs.Close()
+
+	ctx = log.NewContext(ctx, log.NewLogger(logs, log.LevelInfo))
+	flagset := pflag.NewFlagSet("kwokctl", pflag.ContinueOnError)
+	flagset.ParseErrorsAllowlist.UnknownFlags = true
+	flagset.Usage = func() {}
+	flagset.SetOutput(io.Discard)
+	// config.InitFlags loads ~/.kwok/kwok.yaml (kwok's convention) into the
+	// context, where the commands look for their configuration.
+	ctx, err := config.InitFlags(ctx, flagset)
+	if err != nil {
+		return err
+	}
+	if mutate != nil {
+		mutate(config.GetKwokctlConfiguration(ctx))
+	}
+
+	cmd := kwokctlcmd.NewCommand(ctx)
+	cmd.SetArgs(args)
+	cmd.SetOut(logs)
+	cmd.SetErr(logs)
+	cmd.SilenceUsage = true
+	cmd.SilenceErrors = true
+	return cmd.ExecuteContext(ctx)
+}
+
+// loadRuntime opens an existing kwok cluster; it fails when there is none.
+func loadRuntime(ctx context.Context, name string) (runtime.Runtime, error) {
+	ctx = log.NewContext(ctx, log.NewLogger(io.Discard, log.LevelError))
+	return runtime.DefaultRegistry.Load(ctx, name, clusterWorkdir(name))
+}
+
+func clusterWorkdir(name string) string {
+	return config.ClustersDir + "/" + name
+}
+
+// lineWriter calls fn for each complete line written to it.
+type lineSink struct {
+	pw   *io.PipeWriter
+	done chan struct{}
+}
+
+func lineWriter(fn func(string)) *lineSink {
+	pr, pw := io.Pipe()
+	s := &lineSink{pw: pw, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); line != "" {
+				fn(line)
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	return s
+}
+
+func (s *lineSink) Write(p []byte) (int, error) { return s.pw.Write(p) }
+
+func (s *lineSink) Close() error {
+	err := s.pw.Close()
+	<-s.done
+	return err
+}

@@ -1,0 +1,325 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+)
+
+// Labels, annotations and taints GhostFleet puts on its fake nodes.
+const (
+	LabelManaged    = "ghostfleet.io/managed"
+	LabelGPUProfile = "ghostfleet.io/gpu-profile"
+	LabelRack       = "topology.ghostfleet.io/rack"
+	LabelBlock      = "topology.ghostfleet.io/block"
+	LabelNVLink     = "topology.ghostfleet.io/nvlink-domain"
+	LabelZone       = "topology.kubernetes.io/zone"
+	LabelRegion     = "topology.kubernetes.io/region"
+	// LabelType is kwokctl's own marker label for fake nodes.
+	LabelType = "type"
+	// AnnotationFake is what the kwok controller selects the nodes it
+	// manages by.
+	AnnotationFake = "kwok.x-k8s.io/node"
+	// TaintFake keeps everything that does not tolerate it off fake nodes.
+	TaintFake = "kwok.x-k8s.io/node"
+
+	// NodePrefix starts every GhostFleet node name.
+	NodePrefix = "gf-node-"
+	// MaxNodes is the largest fleet `nodes` accepts. Beyond it the kwok
+	// controller's heartbeats alone saturate a 2-core machine.
+	MaxNodes = 10000
+
+	nodesPerBlock = 32  // a scalable unit: the servers under one leaf switch group
+	nodesPerZone  = 256 // a data hall
+)
+
+// NodeName is the name of the node with index i.
+func NodeName(i int) string { return fmt.Sprintf("%s%05d", NodePrefix, i) }
+
+func nodeIndex(name string) (int, bool) {
+	if !strings.HasPrefix(name, NodePrefix) {
+		return 0, false
+	}
+	i, err := strconv.Atoi(strings.TrimPrefix(name, NodePrefix))
+	return i, err == nil && i >= 0
+}
+
+// NewNode builds fake GPU node number i of profile p: GPU feature
+// discovery labels, topology labels, kwok's fake-node annotation and a
+// taint so that only workloads meant for the fake fleet land there.
+func NewNode(p GPUProfile, i int) *corev1.Node {
+	rack := i / p.NodesPerRack
+	arch := "amd64"
+	if p.Family == "blackwell" && p.Machine == "GB200-NVL72" {
+		arch = "arm64"
+	}
+	name := NodeName(i)
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse(p.CPU),
+		corev1.ResourceMemory:           resource.MustParse(p.Memory),
+		corev1.ResourceEphemeralStorage: resource.MustParse(p.Storage),
+		corev1.ResourcePods:             *resource.NewQuantity(int64(p.Pods), resource.DecimalSI),
+		ResourceGPU:                     *resource.NewQuantity(int64(p.GPUs), resource.DecimalSI),
+		ResourceRDMA:                    *resource.NewQuantity(int64(p.RDMANICs), resource.DecimalSI),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				LabelManaged:                       "true",
+				LabelGPUProfile:                    p.Name,
+				LabelType:                          "kwok",
+				"kubernetes.io/hostname":           name,
+				"kubernetes.io/os":                 "linux",
+				"kubernetes.io/arch":               arch,
+				"node.kubernetes.io/instance-type": p.Machine,
+				"nvidia.com/gpu.present":           "true",
+				"nvidia.com/gpu.product":           p.Product,
+				"nvidia.com/gpu.family":            p.Family,
+				"nvidia.com/gpu.machine":           p.Machine,
+				"nvidia.com/gpu.count":             strconv.Itoa(p.GPUs),
+				"nvidia.com/gpu.memory":            strconv.Itoa(p.GPUMemoryMB),
+				LabelRegion:                        "ghostfleet",
+				LabelZone:                          fmt.Sprintf("zone-%c", 'a'+rune(i/nodesPerZone%26)),
+				LabelBlock:                         fmt.Sprintf("block-%03d", i/nodesPerBlock),
+				LabelRack:                          fmt.Sprintf("rack-%04d", rack),
+				LabelNVLink:                        fmt.Sprintf("nvl-%05d", i/p.NodesPerNVLinkDomain),
+			},
+			Annotations: map[string]string{
+				AnnotationFake:                 "fake",
+				"node.alpha.kubernetes.io/ttl": "0",
+			},
+		},
+		Spec: corev1.NodeSpec{
+			Taints: []corev1.Taint{{Key: TaintFake, Value: "fake", Effect: corev1.TaintEffectNoSchedule}},
+		},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: capacity.DeepCopy(),
+			NodeInfo: corev1.NodeSystemInfo{
+				Architecture:    arch,
+				OperatingSystem: "linux",
+				KubeletVersion:  "fake",
+			},
+		},
+	}
+}
+
+// ValidateNodeCount checks a requested fleet size.
+func ValidateNodeCount(n int) error {
+	if n < 0 || n > MaxNodes {
+		return fmt.Errorf("node count %d is out of range: allowed are 0-%d", n, MaxNodes)
+	}
+	return nil
+}
+
+// ParseNodeCount parses a node count argument.
+func ParseNodeCount(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("node count %q is not a whole number: allowed are 0-%d", s, MaxNodes)
+	}
+	return n, ValidateNodeCount(n)
+}
+
+// ScaleOptions configures Scale.
+type ScaleOptions struct {
+	Count   int
+	Profile GPUProfile
+	// Workers is how many requests are in flight at once.
+	Workers int
+	// WaitReady waits until every node reports Ready.
+	WaitReady bool
+	Report    progress.Func
+}
+
+// ScaleResult says what Scale did and how long it took.
+type ScaleResult struct {
+	Created, Deleted, Kept int
+	// OtherProfiles counts kept nodes of a profile other than the requested.
+	OtherProfiles map[string]int
+	CreateTime    time.Duration // until every create/delete was answered
+	ReadyTime     time.Duration // until all Count nodes were Ready (0 if not waited)
+}
+
+// Scale makes the fleet have exactly opts.Count GhostFleet nodes: it keeps
+// nodes 0..Count-1 that exist, creates the missing ones and deletes the
+// rest. It only ever deletes nodes that carry GhostFleet's label and
+// kwok's fake-node annotation.
+func Scale(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions) (ScaleResult, error) {
+	if err := ValidateNodeCount(opts.Count); err != nil {
+		return ScaleResult{}, err
+	}
+	report := opts.Report
+	if report == nil {
+		report = progress.Discard
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 64
+	}
+	start := time.Now()
+	existing, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=true"})
+	if err != nil {
+		return ScaleResult{}, fmt.Errorf("listing nodes: %w", err)
+	}
+	res := ScaleResult{OtherProfiles: map[string]int{}}
+	have := map[int]bool{}
+	var toDelete []string
+	for _, n := range existing.Items {
+		if n.Annotations[AnnotationFake] != "fake" {
+			continue // not ours to touch, whatever its labels say
+		}
+		i, ok := nodeIndex(n.Name)
+		if !ok || i >= opts.Count {
+			toDelete = append(toDelete, n.Name)
+			continue
+		}
+		have[i] = true
+		res.Kept++
+		if p := n.Labels[LabelGPUProfile]; p != opts.Profile.Name {
+			res.OtherProfiles[p]++
+		}
+	}
+	var toCreate []int
+	for i := 0; i < opts.Count; i++ {
+		if !have[i] {
+			toCreate = append(toCreate, i)
+		}
+	}
+	sort.Strings(toDelete)
+
+	if len(toCreate) > 0 {
+		done := progress.Step(report, "create-nodes", fmt.Sprintf("creating %d %s nodes", len(toCreate), opts.Profile.Name), 0)
+		n, err := parallel(ctx, len(toCreate), opts.Workers, report, "create-nodes", func(ctx context.Context, k int) error {
+			_, err := cs.CoreV1().Nodes().Create(ctx, NewNode(opts.Profile, toCreate[k]), metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			return err
+		})
+		res.Created = n
+		done()
+		if err != nil {
+			return res, fmt.Errorf("created %d of %d nodes: %w (run `ghostfleet nodes %d` again to finish)", n, len(toCreate), err, opts.Count)
+		}
+	}
+	if len(toDelete) > 0 {
+		done := progress.Step(report, "delete-nodes", fmt.Sprintf("deleting %d nodes", len(toDelete)), 0)
+		n, err := parallel(ctx, len(toDelete), opts.Workers, report, "delete-nodes", func(ctx context.Context, k int) error {
+			err := cs.CoreV1().Nodes().Delete(ctx, toDelete[k], metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+		res.Deleted = n
+		done()
+		if err != nil {
+			return res, fmt.Errorf("deleted %d of %d nodes: %w (run `ghostfleet nodes %d` again to finish)", n, len(toDelete), err, opts.Count)
+		}
+	}
+	res.CreateTime = time.Since(start)
+	if opts.WaitReady && opts.Count > 0 {
+		done := progress.Step(report, "ready-nodes", fmt.Sprintf("waiting for %d nodes to be Ready", opts.Count), 0)
+		err := waitNodesReady(ctx, cs, LabelManaged+"=true", opts.Count, report, "ready-nodes")
+		done()
+		if err != nil {
+			return res, err
+		}
+		res.ReadyTime = time.Since(start)
+	}
+	return res, nil
+}
+
+// parallel runs fn for k in [0,n) on workers goroutines, reporting progress
+// at most every 200ms. It stops at the first error and returns how many
+// calls succeeded.
+func parallel(ctx context.Context, n, workers int, report progress.Func, step string, fn func(context.Context, int) error) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next, ok  atomic.Int64
+		firstErr  error
+		errOnce   sync.Once
+		wg        sync.WaitGroup
+		reporting = make(chan struct{})
+	)
+	go func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-reporting:
+				return
+			case <-t.C:
+				report(progress.Event{Kind: progress.Update, Step: step, Done: int(ok.Load()), Total: n})
+			}
+		}
+	}()
+	for w := 0; w < min(workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= n || ctx.Err() != nil {
+					return
+				}
+				if err := fn(ctx, k); err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	close(reporting)
+	report(progress.Event{Kind: progress.Update, Step: step, Done: int(ok.Load()), Total: n})
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	return int(ok.Load()), firstErr
+}
+
+// waitNodesReady waits until want nodes matching selector are Ready. It
+// lists from the apiserver's watch cache (resourceVersion 0) to stay cheap.
+func waitNodesReady(ctx context.Context, cs kubernetes.Interface, selector string, want int, report progress.Func, step string) error {
+	return poll(ctx, 5*time.Minute, func() (bool, error) {
+		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
+		if err != nil {
+			return false, nil
+		}
+		ready := 0
+		for i := range list.Items {
+			if NodeReady(&list.Items[i]) {
+				ready++
+			}
+		}
+		report(progress.Event{Kind: progress.Update, Step: step, Done: ready, Total: want})
+		return ready >= want, nil
+	})
+}
+
+// NodeReady reports whether the node's Ready condition is True.
+func NodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

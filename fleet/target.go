@@ -1,0 +1,83 @@
+package fleet
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
+)
+
+// DefaultClusterName is the kwok cluster GhostFleet creates and targets.
+const DefaultClusterName = "ghostfleet"
+
+// Target is the cluster a command talks to. By default it is GhostFleet's
+// own cluster; it never falls back to $KUBECONFIG or ~/.kube/config, so a
+// load test cannot land on whatever cluster the user's shell points at.
+type Target struct {
+	Name       string // kwok cluster name; empty when attached
+	Kubeconfig string
+	Context    string
+}
+
+// Own returns the target for GhostFleet's own cluster called name.
+func Own(name string) Target {
+	return Target{Name: name, Kubeconfig: filepath.Join(clusterWorkdir(name), "kubeconfig.yaml")}
+}
+
+// Attach returns a target for an explicit kubeconfig and context.
+func Attach(kubeconfig, context string) Target {
+	return Target{Kubeconfig: kubeconfig, Context: context}
+}
+
+// Attached reports whether the target is a cluster GhostFleet did not create.
+func (t Target) Attached() bool { return t.Name == "" }
+
+// String names the target for messages.
+func (t Target) String() string {
+	if t.Attached() {
+		if t.Context != "" {
+			return fmt.Sprintf("context %q of %s", t.Context, t.Kubeconfig)
+		}
+		return t.Kubeconfig
+	}
+	return fmt.Sprintf("fleet %q", t.Name)
+}
+
+// RESTConfig loads the target's kubeconfig. Only the explicit path is read.
+func (t Target) RESTConfig() (*rest.Config, error) {
+	if _, err := os.Stat(t.Kubeconfig); err != nil {
+		if t.Attached() {
+			return nil, fmt.Errorf("kubeconfig %s: %w", t.Kubeconfig, err)
+		}
+		return nil, fmt.Errorf("%s is not up (no kubeconfig at %s): run `ghostfleet up` first", t, t.Kubeconfig)
+	}
+	loader := &clientcmd.ClientConfigLoadingRules{ExplicitPath: t.Kubeconfig}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: t.Context}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loader, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", t, err)
+	}
+	cfg.UserAgent = "ghostfleet"
+	return cfg, nil
+}
+
+// Clientset returns a client for the target. Unthrottled clients have no
+// client-side rate limiter: bulk work (creating 1,000 nodes) would
+// otherwise crawl at client-go's default 5 QPS, the seed's
+// "kubectl apply crawls" problem.
+func (t Target) Clientset(unthrottled bool) (kubernetes.Interface, error) {
+	cfg, err := t.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	if unthrottled {
+		cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	} else {
+		cfg.QPS, cfg.Burst = 50, 100
+	}
+	return kubernetes.NewForConfig(cfg)
+}

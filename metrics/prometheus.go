@@ -1,0 +1,58 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+)
+
+// Prometheus is a client of one Prometheus server's HTTP API.
+type Prometheus struct {
+	URL string
+	api promv1.API
+}
+
+// NewPrometheus returns a client for the server at url.
+func NewPrometheus(url string) (*Prometheus, error) {
+	c, err := api.NewClient(api.Config{Address: url})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus %s: %w", url, err)
+	}
+	return &Prometheus{URL: url, api: promv1.NewAPI(c)}, nil
+}
+
+// Target is one scrape target and its last scrape's outcome.
+type Target struct {
+	Job       string `json:"job"`
+	URL       string `json:"url"`
+	Health    string `json:"health"`
+	LastError string `json:"lastError,omitempty"`
+}
+
+// Up reports whether the last scrape succeeded.
+func (t Target) Up() bool { return t.Health == string(promv1.HealthGood) }
+
+// Targets lists the active scrape targets, sorted by job.
+func (p *Prometheus) Targets(ctx context.Context) ([]Target, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := p.api.Targets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus %s: %w", p.URL, err)
+	}
+	out := make([]Target, 0, len(res.Active))
+	for _, t := range res.Active {
+		out = append(out, Target{
+			Job:       string(t.Labels["job"]),
+			URL:       t.ScrapeURL,
+			Health:    string(t.Health),
+			LastError: t.LastError,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Job < out[j].Job })
+	return out, nil
+}
