@@ -3,12 +3,15 @@ package app
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 )
+
+var negativeArg = regexp.MustCompile(`unknown shorthand flag: '\d' in (-\d+)`)
 
 type nodesOptions struct {
 	*globals
@@ -36,6 +39,15 @@ Only nodes that GhostFleet created are ever deleted.`, fleet.MaxNodes, fleet.Nod
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args[0]) },
 	}
+	// "nodes -5" reaches pflag as a shorthand flag; say what is wrong
+	// with the count instead.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if m := negativeArg.FindStringSubmatch(err.Error()); m != nil {
+			_, cerr := fleet.ParseNodeCount(m[1])
+			return cerr
+		}
+		return err
+	})
 	fs := cmd.Flags()
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU server new nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
 	fs.IntVar(&o.workers, "workers", 64, "requests in flight at once")

@@ -1,0 +1,261 @@
+package binaries
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+)
+
+func TestPinnedVersionsComeFromTheModules(t *testing.T) {
+	v := Pinned()
+	tests := []struct{ name, got, prefix string }{
+		{"kubernetes", v.Kubernetes, "v1.36."},
+		{"etcd", v.Etcd, "v3.6."},
+		{"kwok", v.Kwok, "v0.8."},
+		{"prometheus", v.Prometheus, "v3."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.HasPrefix(tt.got, tt.prefix) {
+				t.Errorf("%s = %q, want prefix %q", tt.name, tt.got, tt.prefix)
+			}
+		})
+	}
+	if want := "k8s-" + v.Kubernetes + "_etcd-" + v.Etcd + "_kwok-" + v.Kwok + "_prometheus-" + v.Prometheus; v.SetName() != want {
+		t.Errorf("SetName() = %q, want %q", v.SetName(), want)
+	}
+}
+
+func TestControlPlaneModuleReplacesEveryStagingModuleWithTheSameMinor(t *testing.T) {
+	v := Pinned()
+	minor := "v0." + strings.Split(v.Kubernetes, ".")[1] + "."
+	n := 0
+	for _, line := range strings.Split(string(controlPlaneMod), "\n") {
+		if strings.Contains(line, "=> k8s.io/") {
+			n++
+			if !strings.Contains(line, minor) {
+				t.Errorf("replace %q is not at %s*", strings.TrimSpace(line), minor)
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("found %d staging replaces, want the full list (>= 20)", n)
+	}
+}
+
+func TestPrometheusRelease(t *testing.T) {
+	tests := []struct {
+		module, want string
+		wantErr      bool
+	}{
+		{"v0.316.0", "v3.16.0", false},
+		{"v0.300.1", "v3.0.1", false},
+		{"v0.54.1", "", true},
+		{"v2.53.0", "", true},
+		{"v0.x.0", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.module, func(t *testing.T) {
+			got, err := prometheusRelease(tt.module)
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("prometheusRelease(%q) = %q, %v; want %q, err %v", tt.module, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestLookupAndEnvVar(t *testing.T) {
+	b, err := Lookup(KubeApiserver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.EnvVar(); got != "GHOSTFLEET_KUBE_APISERVER_BINARY" {
+		t.Errorf("EnvVar = %q", got)
+	}
+	if _, err := Lookup("kubelet"); err == nil || !strings.Contains(err.Error(), `"kubelet"`) || !strings.Contains(err.Error(), "kube-apiserver") {
+		t.Errorf("Lookup(kubelet) error = %v, want it to name the value and the allowed names", err)
+	}
+}
+
+func TestVersionMatches(t *testing.T) {
+	v := Pinned()
+	if !VersionMatches("Kubernetes "+v.Kubernetes, v.VersionOf(KubeScheduler)) {
+		t.Error("kube-scheduler line does not match")
+	}
+	if !VersionMatches("etcd Version: "+strings.TrimPrefix(v.Etcd, "v"), v.VersionOf(Etcd)) {
+		t.Error("etcd line does not match")
+	}
+	if VersionMatches("Kubernetes v0.0.0-master+$Format:%H$", v.VersionOf(KubeApiserver)) {
+		t.Error("an unstamped build must not match")
+	}
+}
+
+func writeExec(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFindOrderFlagThenEnvThenCache(t *testing.T) {
+	dir := t.TempDir()
+	flagPath := filepath.Join(dir, "flag", "etcd")
+	envPath := filepath.Join(dir, "env", "etcd")
+	writeExec(t, flagPath, "")
+	writeExec(t, envPath, "")
+	env := map[string]string{"GHOSTFLEET_ETCD_BINARY": envPath}
+	r := &Resolver{Versions: Pinned(), CacheRoot: filepath.Join(dir, "cache"), Getenv: func(k string) string { return env[k] }}
+	for _, b := range All {
+		writeExec(t, filepath.Join(r.CacheDir(), b.Name), "")
+	}
+
+	tests := []struct {
+		name     string
+		explicit map[string]string
+		want     string
+		source   Source
+	}{
+		{"flag wins", map[string]string{Etcd: flagPath}, flagPath, SourceFlag},
+		{"env next", nil, envPath, SourceEnv},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r.Explicit = tt.explicit
+			found, missing, err := r.Find()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(missing) != 0 {
+				t.Fatalf("missing %v", missing)
+			}
+			if got := found[Etcd]; got.Path != tt.want || got.Source != tt.source {
+				t.Errorf("etcd = %s (%s), want %s (%s)", got.Path, got.Source, tt.want, tt.source)
+			}
+			if got := found[KubeApiserver]; got.Source != SourceCache {
+				t.Errorf("kube-apiserver source = %s, want cache", got.Source)
+			}
+		})
+	}
+}
+
+func TestFindRejectsBadExplicitPaths(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "prometheus")
+	if err := os.WriteFile(notExec, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		explicit map[string]string
+		want     string
+	}{
+		{"unknown name", map[string]string{"kubelet": notExec}, `unknown binary "kubelet"`},
+		{"missing file", map[string]string{Prometheus: filepath.Join(dir, "nope")}, "not found"},
+		{"not executable", map[string]string{Prometheus: notExec}, "not an executable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Resolver{Versions: Pinned(), CacheRoot: dir, Explicit: tt.explicit, Getenv: func(string) string { return "" }}
+			_, _, err := r.Find()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Find() error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolveWithoutGoSaysWhatToDo(t *testing.T) {
+	r := &Resolver{Versions: Pinned(), CacheRoot: t.TempDir(), GoBinary: "/nonexistent/go", Getenv: func(string) string { return "" }}
+	_, err := r.Resolve(context.Background())
+	if !errors.Is(err, ErrNoGo) {
+		t.Fatalf("Resolve() error = %v, want ErrNoGo", err)
+	}
+	for _, want := range []string{"kube-apiserver", "--binary", "Go 1.26"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+// A stand-in go command records its arguments and writes the -o file, so
+// the build path (module files, ldflags, atomic rename, progress) is tested
+// without compiling Kubernetes.
+func TestResolveBuildsMissingBinariesIntoTheCache(t *testing.T) {
+	dir := t.TempDir()
+	goBin := filepath.Join(dir, "go")
+	logFile := filepath.Join(dir, "calls")
+	writeExec(t, goBin, `echo "$PWD $*" >> `+logFile+`
+while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then printf '#!/bin/sh\n' > "$2"; chmod +x "$2"; fi; shift; done`)
+	var events []progress.Event
+	r := &Resolver{Versions: Pinned(), CacheRoot: filepath.Join(dir, "cache"), GoBinary: goBin,
+		Getenv: func(string) string { return "" }, Report: func(e progress.Event) { events = append(events, e) }}
+	set, err := r.Resolve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range All {
+		got := set[b.Name]
+		if got.Source != SourceBuilt || got.Path != filepath.Join(r.CacheDir(), b.Name) {
+			t.Errorf("%s = %+v, want built into the cache", b.Name, got)
+		}
+		if _, err := os.Stat(got.Path + ".building"); !os.IsNotExist(err) {
+			t.Errorf("%s: temporary file left behind", b.Name)
+		}
+	}
+	calls, _ := os.ReadFile(logFile)
+	if !strings.Contains(string(calls), "k8s.io/component-base/version.gitVersion="+r.Versions.Kubernetes) {
+		t.Errorf("kube builds are not stamped with the version:\n%s", calls)
+	}
+	if !strings.Contains(string(calls), "github.com/prometheus/common/version.Version=") {
+		t.Errorf("prometheus build is not stamped:\n%s", calls)
+	}
+	starts := 0
+	for _, e := range events {
+		if e.Kind == progress.Start {
+			starts++
+			if e.Estimate <= 0 {
+				t.Errorf("step %q has no estimate", e.Step)
+			}
+		}
+	}
+	if starts != len(All) {
+		t.Errorf("%d build steps reported, want %d", starts, len(All))
+	}
+
+	// A second resolve finds everything in the cache and builds nothing.
+	if err := os.Remove(logFile); err != nil {
+		t.Fatal(err)
+	}
+	set, err = r.Resolve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set[Prometheus].Source != SourceCache {
+		t.Errorf("second resolve: prometheus source %s, want cache", set[Prometheus].Source)
+	}
+	if _, err := os.Stat(logFile); !os.IsNotExist(err) {
+		t.Error("second resolve ran go build")
+	}
+}
+
+func TestFailedBuildLeavesNothingInTheCache(t *testing.T) {
+	dir := t.TempDir()
+	goBin := filepath.Join(dir, "go")
+	writeExec(t, goBin, `echo "compile error: boom" >&2; exit 1`)
+	r := &Resolver{Versions: Pinned(), CacheRoot: filepath.Join(dir, "cache"), GoBinary: goBin, Getenv: func(string) string { return "" }}
+	_, err := r.Resolve(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "kube-apiserver") {
+		t.Fatalf("Resolve() error = %v, want the build's stderr and the binary's name", err)
+	}
+	if entries, _ := os.ReadDir(r.CacheDir()); len(entries) != 0 {
+		t.Errorf("cache holds %d entries after a failed build", len(entries))
+	}
+}
