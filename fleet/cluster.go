@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"sigs.k8s.io/kwok/pkg/apis/internalversion"
+	"sigs.k8s.io/kwok/pkg/config"
 
 	"github.com/ghostfleet/ghostfleet/fleet/binaries"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
@@ -20,6 +20,10 @@ import (
 
 // BindAddress is where every component listens: never beyond this host.
 const BindAddress = "127.0.0.1"
+
+// kwokParallelism is how many nodes (and pods) the kwok controller works
+// on at once.
+const kwokParallelism = 32
 
 // DefaultPrometheusPort is Prometheus's conventional port.
 const DefaultPrometheusPort = 9090
@@ -129,7 +133,8 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	state := State{Name: opts.Name, Profile: opts.Profile.Name, PrometheusPort: opts.PrometheusPort,
 		Versions: opts.Versions, Created: time.Now().UTC()}
 	done := progress.Step(report, "create", "creating cluster "+opts.Name+" (kwok binary runtime, profile "+opts.Profile.Name+")", 20*time.Second)
-	err = kwokctl(ctx, report, func(conf *internalversion.KwokctlConfiguration) {
+	err = kwokctl(ctx, report, func(ctx context.Context) {
+		conf := config.GetKwokctlConfiguration(ctx)
 		o := &conf.Options
 		o.Runtime = "binary"
 		o.BindAddress = BindAddress
@@ -141,6 +146,13 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		o.PrometheusBinary = set.Path(binaries.Prometheus)
 		o.PrometheusPort = uint32(opts.PrometheusPort)
 		conf.ComponentsPatches = append(conf.ComponentsPatches, opts.Profile.patches()...)
+		// The simulator must never be the bottleneck: kwok's default of 4
+		// workers per stage lags behind a fleet created in two seconds,
+		// where 1,000 real kubelets would each work on their own node.
+		k := &config.GetKwokConfiguration(ctx).Options
+		k.NodePlayStageParallelism = kwokParallelism
+		k.PodPlayStageParallelism = kwokParallelism
+		k.NodeLeaseParallelism = kwokParallelism
 	}, "create", "cluster", "--name", opts.Name, "--kubeconfig", "", "--wait", "3m")
 	done()
 	if err == nil {
@@ -195,13 +207,15 @@ func WaitReady(ctx context.Context, name string, state State, report progress.Fu
 		return err
 	}
 	done := progress.Step(report, "readyz", "waiting for kube-apiserver /readyz", 10*time.Second)
+	var lastErr error
 	err = poll(ctx, 2*time.Minute, func() (bool, error) {
-		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err == nil && string(body) == "ok", nil
+		var body []byte
+		body, lastErr = cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return lastErr == nil && string(body) == "ok", nil
 	})
 	done()
 	if err != nil {
-		return fmt.Errorf("kube-apiserver did not become ready: %w (logs: %s)", err, filepath.Join(clusterWorkdir(name), "logs"))
+		return fmt.Errorf("kube-apiserver did not become ready: %w (last answer: %v; logs: %s)", err, lastErr, filepath.Join(clusterWorkdir(name), "logs"))
 	}
 
 	if state.PrometheusPort == 0 {

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	"sigs.k8s.io/kwok/pkg/config"
 	kwokctlcmd "sigs.k8s.io/kwok/pkg/kwokctl/cmd"
 	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
@@ -27,10 +26,11 @@ var kwokMu sync.Mutex
 
 // kwokctl runs a kwokctl command in this process, the way kwokctl's own
 // main prepares it (logger and configuration in the context), with its log
-// lines turned into progress events. mutate, when set, edits the kwokctl
-// configuration before the command reads it: options that kwokctl has no
-// flag for (the bind address) are set there.
-func kwokctl(ctx context.Context, report progress.Func, mutate func(*internalversion.KwokctlConfiguration), args ...string) error {
+// lines turned into progress events. configure, when set, edits the
+// configuration objects in the context before the command reads them:
+// options kwokctl has no flag for (the bind address, the kwok controller's
+// parallelism) are set there.
+func kwokctl(ctx context.Context, report progress.Func, configure func(context.Context), args ...string) error {
 	kwokMu.Lock()
 	defer kwokMu.Unlock()
 
@@ -50,8 +50,8 @@ func kwokctl(ctx context.Context, report progress.Func, mutate func(*internalver
 	if err != nil {
 		return err
 	}
-	if mutate != nil {
-		mutate(config.GetKwokctlConfiguration(ctx))
+	if configure != nil {
+		configure(ctx)
 	}
 
 	cmd := kwokctlcmd.NewCommand(ctx)

@@ -61,6 +61,13 @@ func (t Target) RESTConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", t, err)
 	}
+	// Inline the certificate files: client-go caches TLS transports by
+	// file path, so a cluster recreated under the same name in the same
+	// process (the benchmark does that) would be dialled with the old CA.
+	if err := rest.LoadTLSFiles(cfg); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", t, err)
+	}
+	cfg.CAFile, cfg.CertFile, cfg.KeyFile = "", "", ""
 	cfg.UserAgent = "ghostfleet"
 	return cfg, nil
 }

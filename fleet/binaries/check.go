@@ -8,13 +8,18 @@ import (
 	"time"
 )
 
-// ReportedVersion runs the binary's --version and returns its first line.
-func ReportedVersion(ctx context.Context, path string) (string, error) {
+// ReportedVersion asks the binary for its version (--version; etcdctl
+// has a version subcommand instead) and returns the first line.
+func ReportedVersion(ctx context.Context, b Binary, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	arg := "--version"
+	if b.Name == Etcdctl {
+		arg = "version"
+	}
+	out, err := exec.CommandContext(ctx, path, arg).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("%s --version: %v", path, err)
+		return "", fmt.Errorf("%s %s: %v", path, arg, err)
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return first, nil

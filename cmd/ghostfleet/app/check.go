@@ -89,7 +89,7 @@ func (o *checkOptions) run(ctx context.Context) error {
 			continue
 		}
 		want := r.Versions.VersionOf(b.Name)
-		line, err := binaries.ReportedVersion(ctx, res.Path)
+		line, err := binaries.ReportedVersion(ctx, b, res.Path)
 		switch {
 		case err != nil:
 			row.status, row.detail = statusFail, err.Error()

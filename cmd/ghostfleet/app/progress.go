@@ -28,8 +28,9 @@ type printer struct {
 	total    int
 	lastBeat time.Time
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
 }
 
 const heartbeat = 30 * time.Second
@@ -41,13 +42,16 @@ func newPrinter(w io.Writer, verbose bool) *printer {
 	return p
 }
 
-// Close stops redrawing.
+// Close stops redrawing; it is safe to call more than once, so commands
+// can close before printing their result and again on return.
 func (p *printer) Close() {
-	close(p.stop)
-	p.wg.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.clearLine()
+	p.closeOnce.Do(func() {
+		close(p.stop)
+		p.wg.Wait()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.clearLine()
+	})
 }
 
 func (p *printer) tick() {
