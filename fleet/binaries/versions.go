@@ -25,10 +25,10 @@ var (
 
 // Versions is the set of component versions GhostFleet runs.
 type Versions struct {
-	Kubernetes string // v1.36.3
-	Etcd       string // v3.6.16
-	Kwok       string // v0.8.0
-	Prometheus string // v3.16.0 (module v0.316.0)
+	Kubernetes string `json:"kubernetes"` // v1.36.3
+	Etcd       string `json:"etcd"`       // v3.6.16
+	Kwok       string `json:"kwok"`       // v0.8.0
+	Prometheus string `json:"prometheus"` // v3.16.0 (module v0.316.0)
 }
 
 // SetName names the version set; it keys the binary cache so that a version
