@@ -213,6 +213,28 @@ func countPods(ctx context.Context, cs kubernetes.Interface, st *Status) error {
 		ours[ns.Name] = true
 		st.Pods.Namespaces = append(st.Pods.Namespaces, ns.Name)
 	}
+	return EachPod(ctx, cs, func(p *corev1.Pod) {
+		if holdsGPUs(p) {
+			st.GPUs.Allocated += PodGPUs(p)
+		}
+		if !ours[p.Namespace] {
+			return
+		}
+		switch p.Status.Phase {
+		case corev1.PodPending:
+			st.Pods.Pending++
+		case corev1.PodRunning:
+			st.Pods.Running++
+		case corev1.PodSucceeded:
+			st.Pods.Succeeded++
+		case corev1.PodFailed:
+			st.Pods.Failed++
+		}
+	})
+}
+
+// EachPod calls fn for every pod in the cluster, a page at a time.
+func EachPod(ctx context.Context, cs kubernetes.Interface, fn func(*corev1.Pod)) error {
 	opts := metav1.ListOptions{Limit: 1000}
 	for {
 		list, err := cs.CoreV1().Pods("").List(ctx, opts)
@@ -220,24 +242,7 @@ func countPods(ctx context.Context, cs kubernetes.Interface, st *Status) error {
 			return fmt.Errorf("listing pods: %w", err)
 		}
 		for i := range list.Items {
-			p := &list.Items[i]
-			done := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-			if p.Spec.NodeName != "" && !done {
-				st.GPUs.Allocated += podGPUs(p)
-			}
-			if !ours[p.Namespace] {
-				continue
-			}
-			switch p.Status.Phase {
-			case corev1.PodPending:
-				st.Pods.Pending++
-			case corev1.PodRunning:
-				st.Pods.Running++
-			case corev1.PodSucceeded:
-				st.Pods.Succeeded++
-			case corev1.PodFailed:
-				st.Pods.Failed++
-			}
+			fn(&list.Items[i])
 		}
 		if list.Continue == "" {
 			return nil
@@ -246,9 +251,24 @@ func countPods(ctx context.Context, cs kubernetes.Interface, st *Status) error {
 	}
 }
 
-// podGPUs is the pod's effective nvidia.com/gpu request, as the scheduler
+// AllocatedGPUs sums the GPUs held on each node by bound, unfinished pods.
+func AllocatedGPUs(ctx context.Context, cs kubernetes.Interface) (map[string]int64, error) {
+	used := map[string]int64{}
+	err := EachPod(ctx, cs, func(p *corev1.Pod) {
+		if holdsGPUs(p) {
+			used[p.Spec.NodeName] += PodGPUs(p)
+		}
+	})
+	return used, err
+}
+
+func holdsGPUs(p *corev1.Pod) bool {
+	return p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+// PodGPUs is the pod's effective nvidia.com/gpu request, as the scheduler
 // counts it: the larger of the sum over containers and any init container.
-func podGPUs(p *corev1.Pod) int64 {
+func PodGPUs(p *corev1.Pod) int64 {
 	var sum, initMax int64
 	for _, c := range p.Spec.Containers {
 		sum += gpuRequest(c)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 )
 
 // Prometheus is a client of one Prometheus server's HTTP API.
@@ -55,4 +56,26 @@ func (p *Prometheus) Targets(ctx context.Context) ([]Target, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Job < out[j].Job })
 	return out, nil
+}
+
+// Scalar evaluates query at time at and returns its single value; an
+// empty result is an error.
+func (p *Prometheus) Scalar(ctx context.Context, query string, at time.Time) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, _, err := p.api.Query(ctx, query, at)
+	if err != nil {
+		return 0, fmt.Errorf("prometheus query %q: %w", query, err)
+	}
+	switch r := v.(type) {
+	case model.Vector:
+		if len(r) == 0 {
+			return 0, fmt.Errorf("prometheus query %q: no data", query)
+		}
+		return float64(r[0].Value), nil
+	case *model.Scalar:
+		return float64(r.Value), nil
+	default:
+		return 0, fmt.Errorf("prometheus query %q: unexpected result type %s", query, v.Type())
+	}
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,25 +122,5 @@ func TestParseMemAvailable(t *testing.T) {
 	}
 	if _, err := parseMemAvailable(strings.NewReader("MemTotal: 1 kB\n")); err == nil {
 		t.Error("no MemAvailable line accepted")
-	}
-}
-
-func TestWriteRunFileNeverOverwrites(t *testing.T) {
-	root := t.TempDir()
-	a, err := writeRunFile(root, "bench-nodes", "bench.json", map[string]int{"n": 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := writeRunFile(root, "bench-nodes", "bench.json", map[string]int{"n": 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a == b {
-		t.Fatalf("both runs went to %s", a)
-	}
-	var got map[string]int
-	data, _ := os.ReadFile(filepath.Join(a, "bench.json"))
-	if err := json.Unmarshal(data, &got); err != nil || got["n"] != 1 {
-		t.Errorf("first run's file %s = %s", a, data)
 	}
 }

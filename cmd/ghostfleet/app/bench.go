@@ -2,15 +2,12 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/results"
 )
 
 func newBenchCommand(g *globals) *cobra.Command {
@@ -48,7 +45,7 @@ writes results/bench-nodes-<time>/bench.json.`,
 	fs.IntVar(&o.nodes, "nodes", 1000, "nodes per trial")
 	fs.IntVar(&o.rounds, "rounds", 1, "rounds; each runs both methods once")
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU profile of GhostFleet's nodes (kwokctl's get the same GPU count)")
-	fs.StringVar(&o.resultsDir, "results-dir", "results", "where the run folder is written")
+	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run folder is written")
 	o.bins.add(fs)
 	return cmd
 }
@@ -94,40 +91,13 @@ func (o *benchNodesOptions) run(ctx context.Context) error {
 		fmt.Fprintf(w, "%-10s %5d %12.2f %12.2f\n", t.Method, t.Round, t.Create, t.Ready)
 	}
 	fmt.Fprintf(w, "ghostfleet / kwokctl (medians): created %.2f×, Ready %.2f×\n", res.CreateRatio, res.ReadyRatio)
-	dir, err := writeRunFile(o.resultsDir, "bench-nodes", "bench.json", res)
+	dir, err := results.NewRunDir(o.resultsDir, "bench-nodes", res.Started)
 	if err != nil {
+		return err
+	}
+	if err := results.WriteJSON(dir, "bench.json", res); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "written to %s\n", dir)
 	return nil
-}
-
-// writeRunFile writes v as JSON into a new run folder
-// <root>/<kind>-<UTC time>; an existing folder is never reused, and the
-// file appears whole or not at all.
-func writeRunFile(root, kind, file string, v any) (string, error) {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", err
-	}
-	stamp := time.Now().UTC().Format("20060102-150405")
-	dir := filepath.Join(root, kind+"-"+stamp)
-	for i := 2; ; i++ {
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			break
-		}
-		if !os.IsExist(err) {
-			return "", err
-		}
-		dir = filepath.Join(root, fmt.Sprintf("%s-%s-%d", kind, stamp, i))
-	}
-	tmp := filepath.Join(dir, "."+file+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return "", err
-	}
-	return dir, os.Rename(tmp, filepath.Join(dir, file))
 }

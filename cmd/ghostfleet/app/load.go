@@ -1,0 +1,151 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+type loadOptions struct {
+	*globals
+	mode               string
+	namespace          string
+	timeout            time.Duration
+	workers            int
+	allowUnschedulable bool
+	output             string
+	resultsDir         string
+	prometheusURL      string
+}
+
+func newLoadCommand(g *globals) *cobra.Command {
+	o := &loadOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "load N G",
+		Short: "Create N pods of G GPUs each, time them to Running, and say what limited them",
+		Long: `Create N pods each requesting G nvidia.com/gpu (as limits), placed only on
+kwok's fake nodes, and wait until all run (or --timeout). Reports the time
+to create, schedule and run them all, the throughput, pod startup latency
+p50/p90/p99 split like ClusterLoader2's PodStartupLatency (create→scheduled,
+scheduled→running, create→running, from watch events), pods left
+unschedulable, and a verdict: is the scheduler slow, or underfed?
+
+--mode pods creates bare pods in parallel; --mode deployment creates one
+Deployment of N replicas (the seed's approach: the controller-manager's
+client QPS then paces pod creation); --mode job one Indexed Job.
+
+Requests are sent as the ServiceAccount ghostfleet-load, so API Priority and
+Fairness treats them as tenant traffic. The run record is written to
+results/load-<time>/run.json.`,
+		Example: `  ghostfleet load 8000 1
+  ghostfleet load 8000 1 --mode deployment -o json`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.mode, "mode", workload.ModePods, "how pods are created: "+strings.Join(workload.LoadModes, ", "))
+	fs.StringVar(&o.namespace, "namespace", "gf-load", "workload namespace (created, labelled as GhostFleet's)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up waiting for pods to run after this long")
+	fs.IntVar(&o.workers, "workers", 100, "parallel creates in pods mode")
+	fs.BoolVar(&o.allowUnschedulable, "allow-unschedulable", false, "run even when G is more than any node has")
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run record is written")
+	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster, for the verdict")
+	_ = cmd.RegisterFlagCompletionFunc("mode", fixed(workload.LoadModes...))
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
+	return cmd
+}
+
+func (o *loadOptions) run(ctx context.Context, args []string) error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	pods, err := parseCount("pod count", args[0], 1, 100000)
+	if err != nil {
+		return err
+	}
+	gpus, err := parseCount("GPUs per pod", args[1], 1, 1024)
+	if err != nil {
+		return err
+	}
+	env, err := o.runEnv(o.prometheusURL)
+	if err != nil {
+		return err
+	}
+	capacity, err := workload.CheckFleet(ctx, env.clients.Admin)
+	if err != nil {
+		return err
+	}
+	p := newPrinter(o.streams.ErrOut, false)
+	defer p.Close()
+	opts := workload.LoadOptions{
+		RunID: runID("load"), Namespace: o.namespace, Pods: pods, GPUs: gpus, Mode: o.mode,
+		Timeout: o.timeout, Workers: o.workers, PrometheusURL: env.prometheusURL, Report: p.Report,
+	}
+	warnings, err := opts.Validate(capacity, o.allowUnschedulable)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(o.streams.ErrOut, "warning:", w)
+	}
+	res, rec, err := workload.Load(ctx, env.clients, opts)
+	p.Close()
+	if err != nil && rec.Outcome == "" {
+		return err
+	}
+	dir, werr := env.writeRecord(o.resultsDir, rec)
+	if werr != nil {
+		return fmt.Errorf("writing the run record: %w", werr)
+	}
+	if o.output == "json" {
+		if err := writeJSON(o.streams.Out, res); err != nil {
+			return err
+		}
+	} else {
+		printLoad(o.streams.Out, res)
+	}
+	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
+	leftBehind(ctx, o.streams.ErrOut, o.namespace)
+	switch {
+	case err != nil:
+		return err
+	case res.Interrupted:
+		return exitError{code: 130}
+	case res.TimedOut:
+		return exitError{code: 1, msg: fmt.Sprintf("timed out after %s: %d of %d pods running", o.timeout, res.Running, pods)}
+	}
+	return nil
+}
+
+func printLoad(w interface{ Write([]byte) (int, error) }, r workload.LoadResult) {
+	fmt.Fprintf(w, "load: %d pods × %d GPU (%s mode)\n", r.Pods, r.GPUsPerPod, r.Mode)
+	fmt.Fprintf(w, "  all created   %7.2fs  (%.0f pods/s)\n", r.CreateSeconds, r.CreateRate)
+	fmt.Fprintf(w, "  all scheduled %7.2fs  (%.0f pods/s)\n", r.ScheduleSeconds, r.ScheduleRate)
+	fmt.Fprintf(w, "  all running   %7.2fs  (%.0f pods/s overall)\n", r.DurationSeconds, r.PodsPerSecond)
+	fmt.Fprintf(w, "  scheduled %d, running %d, unschedulable %d, failed %d, create errors %d\n",
+		r.Scheduled, r.Running, r.Unschedulable, r.Failed, r.CreateErrors)
+	fmt.Fprintln(w, "  startup latency (s)      p50      p90      p99")
+	for _, row := range []struct {
+		name string
+		p    workload.Percentiles
+	}{
+		{"create→scheduled", r.StartupLatency.CreateToSchedule},
+		{"scheduled→running", r.StartupLatency.ScheduleToRun},
+		{"create→running", r.StartupLatency.CreateToRun},
+	} {
+		fmt.Fprintf(w, "    %-20s %8.3f %8.3f %8.3f\n", row.name, row.p.P50, row.p.P90, row.p.P99)
+	}
+	slo := "meets"
+	if r.StartupLatency.CreateToRun.P99 > 5 {
+		slo = "misses"
+	}
+	fmt.Fprintf(w, "  pod startup p99 %.2fs %s the 5s SLO\n", r.StartupLatency.CreateToRun.P99, slo)
+	fmt.Fprintf(w, "  verdict (%s): %s\n", r.Verdict.Source, r.Verdict.Explanation)
+}

@@ -1,0 +1,108 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+// runEnv is what every workload command needs: the clients, the fleet's
+// profile and Prometheus, and where run records go.
+type runEnv struct {
+	target        fleet.Target
+	clients       workload.Clients
+	profile       string
+	prometheusURL string
+}
+
+func (g *globals) runEnv(prometheusURL string) (runEnv, error) {
+	t := g.target()
+	env := runEnv{target: t, prometheusURL: prometheusURL}
+	if !t.Attached() {
+		st, err := fleet.LoadState(t.Name)
+		if err != nil {
+			return env, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", t.Name)
+		}
+		env.profile, env.prometheusURL = st.Profile, st.PrometheusURL()
+	}
+	var err error
+	env.clients, err = workload.NewClients(t)
+	return env, err
+}
+
+func (e runEnv) clusterName() string {
+	if e.target.Attached() {
+		return e.target.String()
+	}
+	return e.target.Name
+}
+
+// writeRecord completes and writes a run record; it returns the folder.
+func (e runEnv) writeRecord(root string, rec results.Record) (string, error) {
+	rec.Cluster, rec.Profile = e.clusterName(), e.profile
+	if rec.Ended.IsZero() {
+		rec.Ended = time.Now().UTC()
+	}
+	return results.WriteRecord(root, rec)
+}
+
+func runID(kind string) string {
+	return kind + "-" + time.Now().UTC().Format("20060102-150405")
+}
+
+func parseCount(name, s string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is not a whole number: allowed are %d-%d", name, s, lo, hi)
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("%s %d is out of range: allowed are %d-%d", name, n, lo, hi)
+	}
+	return n, nil
+}
+
+func parseRate(s string) (float64, error) {
+	r, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("rate %q is not a number: allowed are more than 0 and at most 5000 pods/s", s)
+	}
+	return r, nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if n, nerr := strconv.Atoi(s); nerr == nil {
+			return time.Duration(n) * time.Second, nil // the seed's "churn 200 600": seconds
+		}
+		return 0, fmt.Errorf("duration %q is not a duration: use seconds (600) or Go form (10m, 90s)", s)
+	}
+	return d, nil
+}
+
+func checkOutput(o string) error {
+	if o != "text" && o != "json" {
+		return fmt.Errorf("--output %q is not supported: allowed are text, json", o)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// leftBehind says what an interrupted run left on the fleet.
+func leftBehind(ctx context.Context, w io.Writer, ns string) {
+	if ctx.Err() != nil {
+		fmt.Fprintf(w, "interrupted: the run's pods are left in namespace %s; `ghostfleet unload` removes every GhostFleet workload\n", ns)
+	}
+}

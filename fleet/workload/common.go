@@ -1,0 +1,236 @@
+// Package workload is the load GhostFleet puts on its fleet: bulk GPU pods
+// (load), open-loop create/delete churn, with the accounting that makes
+// their numbers comparable to ClusterLoader2's.
+package workload
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+)
+
+// Labels on everything a workload creates.
+const (
+	LabelRun  = "ghostfleet.io/run"
+	LabelKind = "ghostfleet.io/workload"
+	// Image is never pulled: kwok fakes the containers.
+	Image = "registry.k8s.io/pause:3.10"
+	// ServiceAccount is the identity workload traffic is sent as. It is not
+	// an administrator, so API Priority and Fairness treats it like any
+	// tenant (priority level workload-low) instead of exempting it.
+	ServiceAccount = "ghostfleet-load"
+)
+
+// Clients are the two identities a workload uses: the load identity for
+// the requests being measured, and an administrator for set-up and for
+// watching (the observer must not be throttled like the load).
+type Clients struct {
+	Admin kubernetes.Interface
+	// LoadConfig builds the load client for a namespace: unthrottled on the
+	// client side and impersonating the namespace's ServiceAccount.
+	LoadConfig func(namespace string) (*rest.Config, error)
+}
+
+// NewClients returns clients for target.
+func NewClients(t fleet.Target) (Clients, error) {
+	admin, err := t.Clientset(true)
+	if err != nil {
+		return Clients{}, err
+	}
+	base, err := t.RESTConfig()
+	if err != nil {
+		return Clients{}, err
+	}
+	return Clients{
+		Admin: admin,
+		LoadConfig: func(ns string) (*rest.Config, error) {
+			cfg := rest.CopyConfig(base)
+			cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+			cfg.Impersonate = rest.ImpersonationConfig{
+				UserName: fmt.Sprintf("system:serviceaccount:%s:%s", ns, ServiceAccount),
+				Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+			}
+			cfg.UserAgent = "ghostfleet-load"
+			return cfg, nil
+		},
+	}, nil
+}
+
+// LoadClientset is the load identity's clientset for ns.
+func (c Clients) LoadClientset(ns string) (kubernetes.Interface, error) {
+	cfg, err := c.LoadConfig(ns)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// EnsureNamespace creates (or reuses) a workload namespace with the load
+// identity and its permissions in it.
+func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: ns, Labels: map[string]string{fleet.LabelWorkloadNamespace: "true"},
+	}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		existing, gerr := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if gerr != nil {
+			return gerr
+		}
+		if existing.DeletionTimestamp != nil {
+			return fmt.Errorf("namespace %s is still being deleted from an earlier run; wait a few seconds and retry", ns)
+		}
+		if existing.Labels[fleet.LabelWorkloadNamespace] != "true" {
+			return fmt.Errorf("namespace %s exists but is not a GhostFleet workload namespace; pick another with --namespace", ns)
+		}
+	} else if err != nil {
+		return fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	objects := []func() error{
+		func() error {
+			_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: ServiceAccount}}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+				ObjectMeta: metav1.ObjectMeta{Name: ServiceAccount},
+				Rules: []rbacv1.PolicyRule{{
+					APIGroups: []string{"", "apps", "batch"},
+					Resources: []string{"pods", "deployments", "jobs", "replicasets"},
+					Verbs:     []string{"create", "delete", "deletecollection", "get", "list", "watch", "patch", "update"},
+				}},
+			}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: ServiceAccount},
+				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: ServiceAccount},
+				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: ServiceAccount, Namespace: ns}},
+			}, metav1.CreateOptions{})
+			return err
+		},
+	}
+	for _, create := range objects {
+		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("setting up namespace %s: %w", ns, err)
+		}
+	}
+	// Pods are admitted only once the namespace's default ServiceAccount
+	// exists; the controller-manager creates it within moments.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		if err == nil || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// PodSpec is the spec of every GPU pod: it requests gpus nvidia.com/gpu
+// (as limits, as the device plugin convention wants), selects kwok's fake
+// nodes and tolerates their taint, so it can never land on a real node.
+func PodSpec(gpus int) corev1.PodSpec {
+	q := *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+	zero := int64(0)
+	no := false
+	return corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name:      "gpu",
+			Image:     Image,
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{fleet.ResourceGPU: q}},
+		}},
+		NodeSelector:                  map[string]string{fleet.LabelType: "kwok"},
+		Tolerations:                   []corev1.Toleration{{Key: fleet.TaintFake, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		TerminationGracePeriodSeconds: &zero,
+		AutomountServiceAccountToken:  &no,
+		RestartPolicy:                 corev1.RestartPolicyAlways,
+	}
+}
+
+// Capacity is what the fleet offers a workload.
+type Capacity struct {
+	FakeNodes   int
+	FreeGPUs    int64
+	MaxNodeGPUs int64
+}
+
+// CheckFleet refuses to run when pods could land on nodes that are not
+// kwok fake nodes (a real node labelled type=kwok), or when there are no
+// fake nodes at all; it returns what the fleet offers.
+func CheckFleet(ctx context.Context, cs kubernetes.Interface) (Capacity, error) {
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelType + "=kwok", ResourceVersion: "0"})
+	if err != nil {
+		return Capacity{}, fmt.Errorf("listing nodes: %w", err)
+	}
+	var c Capacity
+	allocatable := map[string]int64{}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if n.Annotations[fleet.AnnotationFake] != "fake" {
+			return Capacity{}, fmt.Errorf("node %s is labelled %s=kwok but is not a kwok fake node (no %s annotation): refusing to place load where it could land on it",
+				n.Name, fleet.LabelType, fleet.AnnotationFake)
+		}
+		q := n.Status.Allocatable[fleet.ResourceGPU]
+		allocatable[n.Name] = q.Value()
+		c.FakeNodes++
+		c.MaxNodeGPUs = max(c.MaxNodeGPUs, q.Value())
+		c.FreeGPUs += q.Value()
+	}
+	if c.FakeNodes == 0 {
+		return c, fmt.Errorf("the fleet has no fake GPU nodes: run `ghostfleet nodes N` first")
+	}
+	used, err := fleet.AllocatedGPUs(ctx, cs)
+	if err != nil {
+		return c, err
+	}
+	for node, n := range used {
+		if _, ok := allocatable[node]; ok {
+			c.FreeGPUs -= n
+		}
+	}
+	return c, nil
+}
+
+// DeleteAll removes every GhostFleet workload namespace (and so every pod,
+// Deployment and Job in them) and waits until they are gone.
+func DeleteAll(ctx context.Context, cs kubernetes.Interface) (int, error) {
+	list, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelWorkloadNamespace + "=true"})
+	if err != nil {
+		return 0, err
+	}
+	for _, ns := range list.Items {
+		if err := cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return 0, fmt.Errorf("deleting namespace %s: %w", ns.Name, err)
+		}
+	}
+	for {
+		left, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelWorkloadNamespace + "=true"})
+		if err != nil {
+			return 0, err
+		}
+		if len(left.Items) == 0 {
+			return len(list.Items), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%d namespaces still terminating: %w", len(left.Items), ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

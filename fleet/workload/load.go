@@ -1,0 +1,366 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/metrics"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+// Load modes: how the pods come into being.
+const (
+	ModePods       = "pods"       // N bare pods, created by GhostFleet in parallel
+	ModeDeployment = "deployment" // one Deployment of N replicas: the controller-manager creates them
+	ModeJob        = "job"        // one Indexed Job of parallelism N
+)
+
+// LoadModes lists the modes.
+var LoadModes = []string{ModePods, ModeDeployment, ModeJob}
+
+// LoadOptions configures a load run.
+type LoadOptions struct {
+	RunID     string        `json:"runId"`
+	Namespace string        `json:"namespace"`
+	Pods      int           `json:"pods"`
+	GPUs      int           `json:"gpusPerPod"`
+	Mode      string        `json:"mode"`
+	Timeout   time.Duration `json:"timeout"` // for all pods to run
+	Workers   int           `json:"workers"` // parallel creates in pods mode
+	// PrometheusURL, when set, is asked for the scheduler's pending pods
+	// and attempt rate for the verdict.
+	PrometheusURL string        `json:"prometheusUrl,omitempty"`
+	Report        progress.Func `json:"-"`
+}
+
+// Validate checks the options against the fleet's capacity; warnings are
+// returned for the caller to show.
+func (o *LoadOptions) Validate(c Capacity, allowUnschedulable bool) (warnings []string, err error) {
+	switch {
+	case o.Pods < 1 || o.Pods > 100000:
+		return nil, fmt.Errorf("pod count %d is out of range: allowed are 1-100000", o.Pods)
+	case o.GPUs < 1:
+		return nil, fmt.Errorf("GPUs per pod %d is out of range: each pod must request at least 1 nvidia.com/gpu", o.GPUs)
+	case int64(o.GPUs) > c.MaxNodeGPUs && !allowUnschedulable:
+		return nil, fmt.Errorf("GPUs per pod %d is more than any node has (largest: %d): no pod could ever be scheduled; pass --allow-unschedulable to measure that anyway", o.GPUs, c.MaxNodeGPUs)
+	}
+	valid := false
+	for _, m := range LoadModes {
+		valid = valid || m == o.Mode
+	}
+	if !valid {
+		return nil, fmt.Errorf("mode %q is not supported: allowed are pods, deployment, job", o.Mode)
+	}
+	if o.Timeout <= 0 {
+		return nil, fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
+	}
+	if o.Workers <= 0 {
+		o.Workers = 100
+	}
+	if o.Report == nil {
+		o.Report = progress.Discard
+	}
+	if need := int64(o.Pods) * int64(o.GPUs); need > c.FreeGPUs {
+		warnings = append(warnings, fmt.Sprintf("%d pods × %d GPUs need %d GPUs but the fleet has %d free on %d nodes: about %d pods will stay unschedulable",
+			o.Pods, o.GPUs, need, c.FreeGPUs, c.FakeNodes, (need-max(c.FreeGPUs, 0)+int64(o.GPUs)-1)/int64(o.GPUs)))
+	}
+	return warnings, nil
+}
+
+// LoadResult is what a load run measured. Durations are seconds from the
+// first create request.
+type LoadResult struct {
+	Pods            int     `json:"pods"`
+	GPUsPerPod      int     `json:"gpusPerPod"`
+	Mode            string  `json:"mode"`
+	CreateSeconds   float64 `json:"createSeconds"`   // until every pod existed
+	ScheduleSeconds float64 `json:"scheduleSeconds"` // until every pod was bound
+	DurationSeconds float64 `json:"durationSeconds"` // until every pod ran
+	PodsPerSecond   float64 `json:"podsPerSecond"`   // pods running / durationSeconds
+	CreateRate      float64 `json:"createRate"`      // pods/s while creating
+	ScheduleRate    float64 `json:"scheduleRate"`    // pods/s bound, first create to last bind
+	Scheduled       int     `json:"scheduled"`
+	Running         int     `json:"running"`
+	Unschedulable   int     `json:"unschedulable"`
+	Failed          int     `json:"failed"`
+	CreateErrors    int     `json:"createErrors"`
+	TimedOut        bool    `json:"timedOut,omitempty"`
+	Interrupted     bool    `json:"interrupted,omitempty"`
+	StartupLatency  Startup `json:"startupLatency"`
+	Verdict         Verdict `json:"verdict"`
+}
+
+// Verdict answers the seed's question: is the scheduler slow, or underfed?
+type Verdict struct {
+	// Bottleneck is "scheduler" (pods queued for it) or "upstream" (it
+	// placed pods as fast as they arrived: underfed).
+	Bottleneck string `json:"bottleneck"`
+	// MaxPending is the most pods created but not yet bound at once.
+	MaxPending float64 `json:"maxPending"`
+	// SchedulerQueueMax is the scheduler_pending_pods{queue="active"} peak.
+	SchedulerQueueMax float64 `json:"schedulerQueueMax,omitempty"`
+	// AttemptRate is scheduling attempts per second over the run.
+	AttemptRate float64 `json:"attemptRate"`
+	Source      string  `json:"source"` // "watch" or "watch+prometheus"
+	Explanation string  `json:"explanation"`
+}
+
+// Load creates the pods, waits until they all run (or the timeout), and
+// returns the measurements and a run record.
+func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, results.Record, error) {
+	rec := results.Record{ID: opts.RunID, Kind: "load", Params: opts, Started: time.Now().UTC()}
+	res := LoadResult{Pods: opts.Pods, GPUsPerPod: opts.GPUs, Mode: opts.Mode}
+	report := opts.Report
+	if err := EnsureNamespace(ctx, clients.Admin, opts.Namespace); err != nil {
+		return res, rec, err
+	}
+	load, err := clients.LoadClientset(opts.Namespace)
+	if err != nil {
+		return res, rec, err
+	}
+	selector := LabelRun + "=" + opts.RunID
+	tracker, err := StartTracker(ctx, clients.Admin, opts.Namespace, selector)
+	if err != nil {
+		return res, rec, err
+	}
+	defer tracker.Stop()
+
+	start := time.Now()
+	createDone := progress.Step(report, "create", fmt.Sprintf("creating %d pods × %d GPU (%s mode)", opts.Pods, opts.GPUs, opts.Mode), 0)
+	var createErrs atomic.Int64
+	var firstErr error
+	switch opts.Mode {
+	case ModePods:
+		firstErr = createPods(ctx, load, opts, &createErrs)
+	case ModeDeployment:
+		firstErr = createDeployment(ctx, load, opts)
+	case ModeJob:
+		firstErr = createJob(ctx, load, opts)
+	}
+	res.CreateErrors = int(createErrs.Load())
+	if opts.Mode != ModePods && firstErr != nil {
+		createDone()
+		return res, rec, fmt.Errorf("creating the %s: %w", opts.Mode, firstErr)
+	}
+
+	// Wait until every pod runs, reporting each state's count.
+	deadline := time.NewTimer(opts.Timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var maxBacklog int
+	createdAt := time.Time{}
+	expect := opts.Pods - res.CreateErrors
+wait:
+	for {
+		c := tracker.Counts()
+		maxBacklog = max(maxBacklog, c.Seen-c.Scheduled)
+		if createdAt.IsZero() && c.Seen >= expect {
+			createdAt = time.Now()
+			report(progress.Event{Kind: progress.Update, Step: "create", Done: c.Seen, Total: opts.Pods})
+			createDone()
+			report(progress.Event{Kind: progress.Start, Step: "run", Message: fmt.Sprintf("waiting for %d pods to be scheduled and running", expect)})
+		}
+		if createdAt.IsZero() {
+			report(progress.Event{Kind: progress.Update, Step: "create", Done: c.Seen, Total: opts.Pods})
+		} else {
+			report(progress.Event{Kind: progress.Update, Step: "run", Done: c.Running, Total: expect})
+		}
+		if c.Running >= expect {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			res.Interrupted = true
+			break wait
+		case <-deadline.C:
+			res.TimedOut = true
+			break wait
+		case <-tick.C:
+		}
+	}
+	if createdAt.IsZero() {
+		createDone()
+	} else {
+		report(progress.Event{Kind: progress.Finish, Step: "run", Message: "pods scheduled and running", Elapsed: time.Since(createdAt)})
+	}
+	end := time.Now()
+
+	c := tracker.Counts()
+	res.Scheduled, res.Running, res.Unschedulable, res.Failed = c.Scheduled, c.Running, c.Unschedulable, c.Failed
+	res.StartupLatency = tracker.Startup()
+	firstSeen, lastScheduled, lastRunning := tracker.Window()
+	since := func(t time.Time) float64 {
+		if t.IsZero() {
+			return 0
+		}
+		return t.Sub(start).Seconds()
+	}
+	if !createdAt.IsZero() {
+		res.CreateSeconds = since(createdAt)
+	}
+	res.ScheduleSeconds = since(lastScheduled)
+	res.DurationSeconds = since(lastRunning)
+	if res.DurationSeconds > 0 {
+		res.PodsPerSecond = float64(res.Running) / res.DurationSeconds
+	}
+	if res.CreateSeconds > 0 {
+		res.CreateRate = float64(c.Seen) / res.CreateSeconds
+	}
+	if !firstSeen.IsZero() && lastScheduled.After(firstSeen) {
+		res.ScheduleRate = float64(res.Scheduled) / lastScheduled.Sub(firstSeen).Seconds()
+	}
+	res.Verdict = verdict(context.WithoutCancel(ctx), opts, res, maxBacklog, start, end)
+
+	rec.Ended = end.UTC()
+	rec.Result = res
+	rec.Phases = []results.Phase{{Name: "create", Start: start.UTC(), End: orEnd(createdAt, end).UTC()}}
+	if !createdAt.IsZero() {
+		rec.Phases = append(rec.Phases, results.Phase{Name: "schedule+run", Start: createdAt.UTC(), End: end.UTC()})
+	}
+	switch {
+	case res.Interrupted:
+		rec.Outcome = "interrupted"
+	case res.TimedOut:
+		rec.Outcome = "timed out"
+	default:
+		rec.Outcome = "completed"
+	}
+	if firstErr != nil && res.CreateErrors == opts.Pods {
+		return res, rec, fmt.Errorf("every create failed; first error: %w", firstErr)
+	}
+	return res, rec, nil
+}
+
+func orEnd(t, end time.Time) time.Time {
+	if t.IsZero() {
+		return end
+	}
+	return t
+}
+
+func createPods(ctx context.Context, cs kubernetes.Interface, opts LoadOptions, errs *atomic.Int64) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for w := 0; w < min(opts.Workers, opts.Pods); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= opts.Pods || ctx.Err() != nil {
+					return
+				}
+				pod := &corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{
+						Name:   fmt.Sprintf("%s-%05d", opts.RunID, i),
+						Labels: map[string]string{LabelRun: opts.RunID, LabelKind: "load"},
+					},
+					Spec: PodSpec(opts.GPUs),
+				}
+				if _, err := cs.CoreV1().Pods(opts.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+					errs.Add(1)
+					once.Do(func() { first = err })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+func podTemplate(opts LoadOptions) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelRun: opts.RunID, LabelKind: "load"}},
+		Spec:       PodSpec(opts.GPUs),
+	}
+}
+
+func createDeployment(ctx context.Context, cs kubernetes.Interface, opts LoadOptions) error {
+	replicas := int32(opts.Pods)
+	_, err := cs.AppsV1().Deployments(opts.Namespace).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: opts.RunID, Labels: map[string]string{LabelRun: opts.RunID}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelRun: opts.RunID}},
+			Template: podTemplate(opts),
+		},
+	}, metav1.CreateOptions{})
+	return err
+}
+
+func createJob(ctx context.Context, cs kubernetes.Interface, opts LoadOptions) error {
+	n := int32(opts.Pods)
+	indexed := batchv1.IndexedCompletion
+	tmpl := podTemplate(opts)
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	_, err := cs.BatchV1().Jobs(opts.Namespace).Create(ctx, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: opts.RunID, Labels: map[string]string{LabelRun: opts.RunID}},
+		Spec: batchv1.JobSpec{
+			Parallelism: &n, Completions: &n, CompletionMode: &indexed,
+			Template: tmpl,
+		},
+	}, metav1.CreateOptions{})
+	return err
+}
+
+// verdict decides whether pods waited for the scheduler or the scheduler
+// waited for pods. The watch's backlog of created-but-unbound pods is the
+// direct evidence (it includes pods the scheduler has picked but not yet
+// bound, which its client QPS throttles); the scheduler's own pending-pods
+// gauge and attempt counter from Prometheus are reported beside it.
+func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog int, start, end time.Time) Verdict {
+	v := Verdict{MaxPending: float64(watchBacklog), AttemptRate: res.ScheduleRate, Source: "watch"}
+	promNote := ""
+	if opts.PrometheusURL != "" {
+		// Prometheus scrapes every 15s: let the last scrape of the run land.
+		window := int(math.Ceil(end.Sub(start).Seconds())) + 15
+		at := end.Add(15 * time.Second)
+		if wait := time.Until(at); wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
+		if prom, err := metrics.NewPrometheus(opts.PrometheusURL); err == nil {
+			pending, perr := prom.Scalar(ctx, fmt.Sprintf(`max_over_time(sum(scheduler_pending_pods{queue="active"})[%ds:])`, window), at)
+			attempts, aerr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(scheduler_schedule_attempts_total[%ds]))`, window), at)
+			if perr == nil && aerr == nil {
+				v.Source = "watch+prometheus"
+				v.SchedulerQueueMax = pending
+				if d := end.Sub(start).Seconds(); d > 0 {
+					v.AttemptRate = attempts / d
+				}
+				promNote = fmt.Sprintf(" (scheduler metrics: active queue peaked at %.0f, %.0f attempts/s)", pending, v.AttemptRate)
+			}
+		}
+	}
+	threshold := max(50, 0.1*float64(res.Pods))
+	if v.MaxPending >= threshold {
+		v.Bottleneck = "scheduler"
+		v.Explanation = fmt.Sprintf("slow: up to %.0f created pods waited to be bound while the scheduler bound %.0f pods/s%s; "+
+			"it is bound by its own throughput (its client QPS, 50 under --profile default, or its CPU)", v.MaxPending, res.ScheduleRate, promNote)
+	} else {
+		v.Bottleneck = "upstream"
+		upstream := "pod creation"
+		if opts.Mode != ModePods {
+			upstream = "the controller-manager creating the pods (its client QPS: 20 under --profile default)"
+		}
+		v.Explanation = fmt.Sprintf("underfed: never more than %.0f created pods waited to be bound; the scheduler placed them as fast as they arrived "+
+			"(%.0f pods/s created, %.0f pods/s scheduled)%s; the limit is %s", v.MaxPending, res.CreateRate, res.ScheduleRate, promNote, upstream)
+	}
+	return v
+}

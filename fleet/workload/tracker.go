@@ -1,0 +1,188 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+)
+
+// podTimes is when the watch first saw a pod in each state. The watch's
+// own clock gives millisecond resolution where the pods' timestamps have
+// only seconds; the phases match ClusterLoader2's PodStartupLatency
+// (create_to_schedule, schedule_to_run, pod_startup).
+type podTimes struct {
+	created, scheduled, running time.Time
+	unschedulable, failed       bool
+}
+
+// Tracker follows a workload's pods through a watch and keeps only their
+// timestamps, never the objects.
+type Tracker struct {
+	mu   sync.Mutex
+	pods map[string]*podTimes
+	now  func() time.Time
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// Counts is how many tracked pods reached each state.
+type Counts struct {
+	Seen, Scheduled, Running, Unschedulable, Failed int
+}
+
+// Startup is the pod startup latency split by phase.
+type Startup struct {
+	CreateToSchedule Percentiles `json:"createToSchedule"`
+	ScheduleToRun    Percentiles `json:"scheduleToRun"`
+	CreateToRun      Percentiles `json:"createToRun"`
+}
+
+func newTracker(now func() time.Time) *Tracker {
+	return &Tracker{pods: map[string]*podTimes{}, now: now, done: make(chan struct{})}
+}
+
+// StartTracker watches the pods matching selector in namespace ns. It
+// returns once the watch is established, so that no pod created after it
+// returns is missed.
+func StartTracker(ctx context.Context, cs kubernetes.Interface, ns, selector string) (*Tracker, error) {
+	t := newTracker(time.Now)
+	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	for i := range list.Items {
+		t.observe(&list.Items[i])
+	}
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			o.AllowWatchBookmarks = true
+			return cs.CoreV1().Pods(ns).Watch(ctx, o)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watching pods: %w", err)
+	}
+	ctx, t.stop = context.WithCancel(ctx)
+	go func() {
+		defer close(t.done)
+		defer w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					return
+				}
+				if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type != watch.Deleted {
+					t.observe(pod)
+				}
+			}
+		}
+	}()
+	return t, nil
+}
+
+// Stop ends the watch.
+func (t *Tracker) Stop() {
+	if t.stop != nil {
+		t.stop()
+		<-t.done
+	}
+}
+
+func (t *Tracker) observe(p *corev1.Pod) {
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pt := t.pods[string(p.UID)]
+	if pt == nil {
+		pt = &podTimes{created: now}
+		t.pods[string(p.UID)] = pt
+	}
+	if p.Spec.NodeName != "" && pt.scheduled.IsZero() {
+		pt.scheduled = now
+	}
+	ran := p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded
+	if ran && pt.running.IsZero() {
+		if pt.scheduled.IsZero() {
+			pt.scheduled = now
+		}
+		pt.running = now
+	}
+	pt.failed = p.Status.Phase == corev1.PodFailed
+	pt.unschedulable = false
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			pt.unschedulable = true
+		}
+	}
+}
+
+// Counts returns how many pods reached each state so far.
+func (t *Tracker) Counts() Counts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var c Counts
+	for _, pt := range t.pods {
+		c.Seen++
+		if !pt.scheduled.IsZero() {
+			c.Scheduled++
+		} else if pt.unschedulable {
+			c.Unschedulable++
+		}
+		if !pt.running.IsZero() {
+			c.Running++
+		}
+		if pt.failed {
+			c.Failed++
+		}
+	}
+	return c
+}
+
+// Startup computes the startup latency percentiles of the pods that got
+// that far.
+func (t *Tracker) Startup() Startup {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var toSchedule, toRun, total []time.Duration
+	for _, pt := range t.pods {
+		if !pt.scheduled.IsZero() {
+			toSchedule = append(toSchedule, pt.scheduled.Sub(pt.created))
+		}
+		if !pt.running.IsZero() {
+			toRun = append(toRun, pt.running.Sub(pt.scheduled))
+			total = append(total, pt.running.Sub(pt.created))
+		}
+	}
+	return Startup{CreateToSchedule: Summarise(toSchedule), ScheduleToRun: Summarise(toRun), CreateToRun: Summarise(total)}
+}
+
+// Window is when the first pod was seen and when the last was scheduled
+// and running.
+func (t *Tracker) Window() (firstSeen, lastScheduled, lastRunning time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, pt := range t.pods {
+		if firstSeen.IsZero() || pt.created.Before(firstSeen) {
+			firstSeen = pt.created
+		}
+		if pt.scheduled.After(lastScheduled) {
+			lastScheduled = pt.scheduled
+		}
+		if pt.running.After(lastRunning) {
+			lastRunning = pt.running
+		}
+	}
+	return
+}
