@@ -141,6 +141,15 @@ func (r restPods) Delete(ctx context.Context, name string) error {
 		MaxRetries(0).Body(&metav1.DeleteOptions{}).Do(ctx).Error()
 }
 
+// ErrorsByVerbTotal is how many requests of verb failed.
+func (r ChurnResult) ErrorsByVerbTotal(verb string) int {
+	n := 0
+	for _, c := range r.ErrorsByVerb[verb] {
+		n += c
+	}
+	return n
+}
+
 // Churn is an open-loop create/delete load whose rate can change while it
 // runs.
 type Churn struct {

@@ -243,7 +243,12 @@ func TestFleetLifecycle(t *testing.T) {
 
 func status(t *testing.T, ctx context.Context) fleet.Status {
 	t.Helper()
-	r := ghostfleet(t, ctx, "status", "--name", cluster, "-o", "json")
+	return statusOf(t, ctx, cluster)
+}
+
+func statusOf(t *testing.T, ctx context.Context, name string) fleet.Status {
+	t.Helper()
+	r := ghostfleet(t, ctx, "status", "--name", name, "-o", "json")
 	if r.code != 0 {
 		t.Fatalf("status exit %d: %s", r.code, r.errOut)
 	}

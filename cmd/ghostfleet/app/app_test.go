@@ -80,6 +80,15 @@ func TestBadInput(t *testing.T) {
 		{[]string{"status"}, "is not up"},
 		{[]string{"nodes", "10"}, "is not up"},
 		{[]string{"bench", "nodes", "--rounds", "0"}, "--rounds 0 is out of range"},
+		{[]string{"load", "-3", "1"}, "-3 is out of range"},
+		{[]string{"load", "10", "zero"}, `GPUs per pod "zero" is not a whole number`},
+		{[]string{"load", "10", "1", "-o", "yaml"}, `--output "yaml" is not supported`},
+		{[]string{"churn", "10", "-5s"}, "-5s is out of range"},
+		{[]string{"churn", "0", "60"}, "rate 0 is out of range"},
+		{[]string{"churn", "10", "soon"}, `duration "soon" is not a duration`},
+		{[]string{"churn", "10", "0"}, "duration 0s is out of range"},
+		{[]string{"churn-limited", "10", "60", "--concurrency", "0"}, "concurrency 0 is out of range"},
+		{[]string{"load", "10", "1"}, "is not up"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

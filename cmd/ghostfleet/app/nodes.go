@@ -3,15 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 )
-
-var negativeArg = regexp.MustCompile(`unknown shorthand flag: '\d' in (-\d+)`)
 
 type nodesOptions struct {
 	*globals

@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 )
+
+var negativeArg = regexp.MustCompile(`unknown shorthand flag: '\d' in (-\d\S*)`)
 
 // globals are the flags every command shares.
 type globals struct {
@@ -68,6 +71,14 @@ Every command targets GhostFleet's own cluster (--name, default
 	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "attach to the cluster of this kubeconfig instead of GhostFleet's own ($KUBECONFIG is never used)")
 	pf.StringVar(&g.context, "context", "", "kubeconfig context to use with --kubeconfig")
 
+	// "load -3 1" reaches pflag as a shorthand flag -3; name the value
+	// instead of complaining about a flag nobody meant.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if m := negativeArg.FindStringSubmatch(err.Error()); m != nil {
+			return fmt.Errorf("%s is out of range: %s takes no negative counts, rates or durations", m[1], c.CommandPath())
+		}
+		return err
+	})
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		g.nameSet = cmd.Flags().Changed("name") || os.Getenv("GHOSTFLEET_CLUSTER") != ""
 	}

@@ -1,0 +1,158 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+const loadCluster = "ghostfleet-e2e-load"
+
+// TestWorkloads runs load and churn at small size on a real fleet and
+// checks every reported field for presence and sanity (no timing
+// thresholds: these machines are noisy).
+func TestWorkloads(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	t.Cleanup(func() { ghostfleet(t, context.Background(), "clean", "--name", loadCluster) })
+	if r := ghostfleet(t, ctx, "up", "--name", loadCluster, "--nodes", "100", "--prometheus-port", fmt.Sprint(freePort(t))); r.code != 0 {
+		t.Fatalf("up: %s", r.errOut)
+	}
+	resultsDir := t.TempDir()
+
+	t.Run("load 400 x 1", func(t *testing.T) {
+		r := ghostfleet(t, ctx, "load", "400", "1", "--name", loadCluster, "-o", "json", "--results-dir", resultsDir)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.errOut)
+		}
+		var res workload.LoadResult
+		if err := json.Unmarshal([]byte(r.out), &res); err != nil {
+			t.Fatalf("%v\n%s", err, r.out)
+		}
+		if res.Pods != 400 || res.GPUsPerPod != 1 || res.Scheduled != 400 || res.Running != 400 || res.Unschedulable != 0 || res.CreateErrors != 0 {
+			t.Errorf("counts %+v", res)
+		}
+		if !(res.CreateSeconds > 0 && res.CreateSeconds <= res.ScheduleSeconds && res.ScheduleSeconds <= res.DurationSeconds) {
+			t.Errorf("phase times out of order: create %.2f, schedule %.2f, run %.2f", res.CreateSeconds, res.ScheduleSeconds, res.DurationSeconds)
+		}
+		if res.PodsPerSecond <= 0 || res.CreateRate <= 0 || res.ScheduleRate <= 0 {
+			t.Errorf("rates %+v", res)
+		}
+		s := res.StartupLatency
+		for name, p := range map[string]workload.Percentiles{"createToSchedule": s.CreateToSchedule, "scheduleToRun": s.ScheduleToRun, "createToRun": s.CreateToRun} {
+			if p.Count != 400 || p.P50 < 0 || p.P50 > p.P90 || p.P90 > p.P99 || p.P99 > p.Max {
+				t.Errorf("%s percentiles %+v", name, p)
+			}
+		}
+		if s.CreateToRun.P99 < s.CreateToSchedule.P50 {
+			t.Errorf("create→running p99 %.3f below create→scheduled p50 %.3f", s.CreateToRun.P99, s.CreateToSchedule.P50)
+		}
+		if res.Verdict.Bottleneck != "scheduler" && res.Verdict.Bottleneck != "upstream" || res.Verdict.Explanation == "" {
+			t.Errorf("verdict %+v", res.Verdict)
+		}
+		if res.Verdict.Source != "watch+prometheus" {
+			t.Errorf("verdict source %q: Prometheus was not asked", res.Verdict.Source)
+		}
+		st := statusOf(t, ctx, loadCluster)
+		if st.Pods.Running != 400 || st.GPUs.Allocated != 400 {
+			t.Errorf("status after load: pods %+v, gpus %+v", st.Pods, st.GPUs)
+		}
+		rec := onlyRecord(t, resultsDir, "load-*")
+		if rec.Outcome != "completed" || rec.Cluster != loadCluster || rec.Profile != "default" || len(rec.Phases) != 2 {
+			t.Errorf("record %+v", rec)
+		}
+	})
+
+	t.Run("bad input changes nothing", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"load", "10", "0"}, "GPUs per pod 0 is out of range"},
+			{[]string{"load", "10", "9"}, "more than any node has (largest: 8)"},
+			{[]string{"load", "-3", "1"}, "-3 is out of range: ghostfleet load takes no negative"},
+			{[]string{"churn", "0", "10"}, "rate 0 is out of range"},
+			{[]string{"churn", "10", "-5s"}, "-5s is out of range"},
+			{[]string{"churn", "fast", "10"}, `rate "fast" is not a number`},
+			{[]string{"churn-limited", "10", "10", "--concurrency", "0"}, "concurrency 0 is out of range"},
+		} {
+			r := ghostfleet(t, ctx, append(tc.args, "--name", loadCluster, "--results-dir", resultsDir)...)
+			if r.code == 0 || !strings.Contains(r.errOut, tc.want) {
+				t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, r.code, r.errOut, tc.want)
+			}
+		}
+		if st := statusOf(t, ctx, loadCluster); st.Pods.Running+st.Pods.Pending != 400 {
+			t.Errorf("bad input changed the pods: %+v", st.Pods)
+		}
+	})
+
+	t.Run("churn 20/s for 10s", func(t *testing.T) {
+		r := ghostfleet(t, ctx, "churn", "20", "10s", "--name", loadCluster, "-o", "json", "--results-dir", resultsDir)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.errOut)
+		}
+		var res workload.ChurnResult
+		if err := json.Unmarshal([]byte(r.out), &res); err != nil {
+			t.Fatalf("%v\n%s", err, r.out)
+		}
+		if res.TargetRate != 20 || res.DurationSeconds != 10 || res.Attempted[workload.VerbCreate] != 200 {
+			t.Errorf("target %v, duration %v, create slots %d; want 20, 10, 200", res.TargetRate, res.DurationSeconds, res.Attempted[workload.VerbCreate])
+		}
+		if res.Created+res.ErrorsByVerbTotal(workload.VerbCreate) != 200 {
+			t.Errorf("created %d + create errors %d != 200 slots", res.Created, res.ErrorsByVerbTotal(workload.VerbCreate))
+		}
+		if res.Created == 0 || res.Deleted == 0 || res.AchievedCreateRate <= 0 || res.AchievedDeleteRate <= 0 {
+			t.Errorf("nothing churned: %+v", res)
+		}
+		if len(res.PerSecond) != 10 {
+			t.Errorf("%d per-second rows, want 10", len(res.PerSecond))
+		}
+		for _, verb := range []string{workload.VerbCreate, workload.VerbDelete} {
+			if l := res.Latency[verb]; l.Count == 0 || l.P50 > l.P99 {
+				t.Errorf("%s latency %+v", verb, l)
+			}
+		}
+		rec := onlyRecord(t, resultsDir, "churn-*")
+		if rec.Kind != "churn" || rec.Outcome != "completed" {
+			t.Errorf("record %+v", rec)
+		}
+	})
+
+	t.Run("unload", func(t *testing.T) {
+		r := ghostfleet(t, ctx, "unload", "--name", loadCluster)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.errOut)
+		}
+		st := statusOf(t, ctx, loadCluster)
+		if len(st.Pods.Namespaces) != 0 || st.GPUs.Allocated != 0 {
+			t.Errorf("after unload: %+v %+v", st.Pods, st.GPUs)
+		}
+	})
+}
+
+func onlyRecord(t *testing.T, dir, pattern string) results.Record {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(dir, pattern, "run.json"))
+	if len(matches) != 1 {
+		t.Fatalf("run records %v, want exactly one %s", matches, pattern)
+	}
+	data, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec results.Record
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
