@@ -336,15 +336,20 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 			}
 		}
 		if prom, err := metrics.NewPrometheus(opts.PrometheusURL); err == nil {
-			pending, perr := prom.Scalar(ctx, fmt.Sprintf(`max_over_time(sum(scheduler_pending_pods{queue="active"})[%ds:])`, window), at)
-			attempts, aerr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(scheduler_schedule_attempts_total[%ds]))`, window), at)
-			if perr == nil && aerr == nil {
+			// A counter born during a short run may have a single sample,
+			// which increase() cannot use: then the attempt rate stays the
+			// watch's schedule rate.
+			pending, perr := prom.Scalar(ctx, fmt.Sprintf(`max_over_time(sum(scheduler_pending_pods{queue="active"})[%ds:1s])`, window), at)
+			if perr == nil {
 				v.Source = "watch+prometheus"
 				v.SchedulerQueueMax = pending
-				if d := end.Sub(start).Seconds(); d > 0 {
+				promNote = fmt.Sprintf(" (scheduler's active queue peaked at %.0f", pending)
+				attempts, aerr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(scheduler_schedule_attempts_total[%ds]))`, window), at)
+				if d := end.Sub(start).Seconds(); aerr == nil && d > 0 {
 					v.AttemptRate = attempts / d
+					promNote += fmt.Sprintf(", %.0f attempts/s", v.AttemptRate)
 				}
-				promNote = fmt.Sprintf(" (scheduler metrics: active queue peaked at %.0f, %.0f attempts/s)", pending, v.AttemptRate)
+				promNote += ")"
 			}
 		}
 	}
