@@ -219,3 +219,15 @@ func TestComponentProfiles(t *testing.T) {
 		t.Errorf("unknown profile error = %v", err)
 	}
 }
+
+func TestParseStatCPU(t *testing.T) {
+	// utime 250 and stime 50 ticks: 3 seconds.
+	line := "1234 (kube scheduler) S 1 1234 1234 0 -1 4194560 5000 0 0 0 250 50 0 0 20 0 12 0 100 1000000 2000"
+	got, err := parseStatCPU(line)
+	if err != nil || got.Seconds() != 3 {
+		t.Errorf("parseStatCPU = %s, %v; want 3s", got, err)
+	}
+	if _, err := parseStatCPU("garbage"); err == nil {
+		t.Error("garbage accepted")
+	}
+}

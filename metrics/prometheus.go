@@ -79,3 +79,23 @@ func (p *Prometheus) Scalar(ctx context.Context, query string, at time.Time) (fl
 		return 0, fmt.Errorf("prometheus query %q: unexpected result type %s", query, v.Type())
 	}
 }
+
+// ByLabel evaluates query at time at and returns each series' value keyed
+// by the value of label.
+func (p *Prometheus) ByLabel(ctx context.Context, query, label string, at time.Time) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, _, err := p.api.Query(ctx, query, at)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus query %q: %w", query, err)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("prometheus query %q: unexpected result type %s", query, v.Type())
+	}
+	out := map[string]float64{}
+	for _, s := range vec {
+		out[string(s.Metric[model.LabelName(label)])] = float64(s.Value)
+	}
+	return out, nil
+}

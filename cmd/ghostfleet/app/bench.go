@@ -3,10 +3,16 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/results"
 )
 
@@ -15,7 +21,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 		Use:   "bench",
 		Short: "Benchmarks that compare side by side in one run",
 	}
-	cmd.AddCommand(newBenchNodesCommand(g))
+	cmd.AddCommand(newBenchNodesCommand(g), newBenchLoadCommand(g), newBenchChurnCommand(g))
 	return cmd
 }
 
@@ -54,9 +60,7 @@ func (o *benchNodesOptions) run(ctx context.Context) error {
 	if err := o.ownOnly("bench nodes"); err != nil {
 		return err
 	}
-	if !o.globals.nameSet {
-		o.name = "ghostfleet-bench"
-	}
+	o.benchName()
 	if o.nodes < 1 || o.nodes > fleet.MaxNodes {
 		return fmt.Errorf("--nodes %d is out of range: allowed are 1-%d", o.nodes, fleet.MaxNodes)
 	}
@@ -100,4 +104,233 @@ func (o *benchNodesOptions) run(ctx context.Context) error {
 	}
 	fmt.Fprintf(w, "written to %s\n", dir)
 	return nil
+}
+
+const benchCluster = "ghostfleet-bench"
+
+// benchName points a benchmark at its throwaway cluster unless --name says
+// otherwise.
+func (g *globals) benchName() {
+	if !g.nameSet {
+		g.name = benchCluster
+	}
+}
+
+// benchFleet resolves the binaries and describes the throwaway fleet.
+func (g *globals) benchFleet(ctx context.Context, bins binaryFlags, nodes int, gpuProfile string, report progress.Func) (workload.BenchFleet, error) {
+	if err := g.ownOnly("bench"); err != nil {
+		return workload.BenchFleet{}, err
+	}
+	g.benchName()
+	if nodes < 1 || nodes > fleet.MaxNodes {
+		return workload.BenchFleet{}, fmt.Errorf("--nodes %d is out of range: allowed are 1-%d", nodes, fleet.MaxNodes)
+	}
+	gpu, err := fleet.LookupGPUProfile(gpuProfile)
+	if err != nil {
+		return workload.BenchFleet{}, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return workload.BenchFleet{}, err
+	}
+	r, err := bins.resolver(report)
+	if err != nil {
+		return workload.BenchFleet{}, err
+	}
+	set, err := r.Resolve(ctx)
+	if err != nil {
+		return workload.BenchFleet{}, err
+	}
+	return workload.BenchFleet{Cluster: g.name, Nodes: nodes, GPUProfile: gpu, PrometheusPort: port,
+		Binaries: set, Versions: r.Versions, Report: report}, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func writeBench(w io.Writer, root, kind string, started time.Time, v any) error {
+	dir, err := results.NewRunDir(root, kind, started)
+	if err != nil {
+		return err
+	}
+	if err := results.WriteJSON(dir, "bench.json", v); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "written to %s\n", dir)
+	return nil
+}
+
+type benchLoadOptions struct {
+	*globals
+	bins       binaryFlags
+	nodes      int
+	pods       int
+	gpus       int
+	mode       string
+	profiles   []string
+	gpuProfile string
+	resultsDir string
+}
+
+func newBenchLoadCommand(g *globals) *cobra.Command {
+	o := &benchLoadOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "load",
+		Short: "Run the same load under each control-plane profile and compare",
+		Long: `For each --profiles entry, bring up a fresh throwaway fleet (--name,
+default ghostfleet-bench) with --nodes GPU nodes and Prometheus, run
+` + "`load`" + ` with --pods pods of --gpus GPUs, record each component's CPU time
+and what API Priority and Fairness rejected or queued per priority level,
+and delete the fleet. Prints the results side by side and the throughput
+ratio of the last profile to the first; writes results/bench-load-<time>/bench.json.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&o.nodes, "nodes", 1000, "GPU nodes in the fleet")
+	fs.IntVar(&o.pods, "pods", 8000, "pods to create")
+	fs.IntVar(&o.gpus, "gpus", 1, "GPUs per pod")
+	fs.StringVar(&o.mode, "mode", workload.ModePods, "how pods are created: "+strings.Join(workload.LoadModes, ", "))
+	fs.StringSliceVar(&o.profiles, "profiles", []string{"default", "tuned"}, "control-plane profiles to compare, in order")
+	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU profile of the nodes")
+	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run folder is written")
+	o.bins.add(fs)
+	return cmd
+}
+
+func (o *benchLoadOptions) run(ctx context.Context) error {
+	var profiles []fleet.ComponentProfile
+	for _, name := range o.profiles {
+		p, err := fleet.LookupComponentProfile(name)
+		if err != nil {
+			return err
+		}
+		profiles = append(profiles, p)
+	}
+	opts := workload.LoadOptions{Namespace: "gf-load", Pods: o.pods, GPUs: o.gpus, Mode: o.mode, Timeout: 15 * time.Minute}
+	gpu, err := fleet.LookupGPUProfile(o.gpuProfile)
+	if err != nil {
+		return err
+	}
+	capacity := workload.Capacity{FakeNodes: o.nodes, FreeGPUs: int64(o.nodes * gpu.GPUs), MaxNodeGPUs: int64(gpu.GPUs)}
+	warnings, err := opts.Validate(capacity, false)
+	if err != nil {
+		return err
+	}
+	p := newPrinter(o.streams.ErrOut, false)
+	defer p.Close()
+	for _, w := range warnings {
+		p.Report(progress.Event{Kind: progress.Warn, Message: w})
+	}
+	b, err := o.benchFleet(ctx, o.bins, o.nodes, o.gpuProfile, p.Report)
+	if err != nil {
+		return err
+	}
+	res, err := workload.BenchLoad(ctx, b, profiles, opts)
+	p.Close()
+	if err != nil {
+		return err
+	}
+	w := o.streams.Out
+	fmt.Fprintf(w, "load %d pods × %d GPU (%s mode) on %d nodes\n", o.pods, o.gpus, o.mode, o.nodes)
+	fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %9s  %-10s %s\n", "profile", "sched/s", "all run s", "p50 s", "p99 s", "backlog", "bottleneck", "CPU s (apiserver, etcd, scheduler, ctrl-mgr, kwok)")
+	for _, t := range res.Trials {
+		r := t.Result
+		fmt.Fprintf(w, "%-8s %9.1f %9.1f %9.2f %9.2f %9.0f  %-10s %.0f, %.0f, %.0f, %.0f, %.0f\n", t.Profile, r.ScheduleRate, r.DurationSeconds,
+			r.StartupLatency.CreateToRun.P50, r.StartupLatency.CreateToRun.P99, r.Verdict.MaxPending, r.Verdict.Bottleneck,
+			t.CPU["kube-apiserver"], t.CPU["etcd"], t.CPU["kube-scheduler"], t.CPU["kube-controller-manager"], t.CPU["kwok-controller"])
+		fmt.Fprintf(w, "         APF rejected %v, max queued %v\n", nonZero(t.APF.Rejected), nonZero(t.APF.MaxInQueue))
+	}
+	if res.ThroughputRatio > 0 {
+		fmt.Fprintf(w, "%s / %s throughput: %.2f×\n", res.Trials[len(res.Trials)-1].Profile, res.Trials[0].Profile, res.ThroughputRatio)
+	}
+	return writeBench(w, o.resultsDir, "bench-load", res.Started, res)
+}
+
+func nonZero(m map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+type benchChurnOptions struct {
+	*globals
+	bins       binaryFlags
+	nodes      int
+	rates      []float64
+	duration   time.Duration
+	profile    string
+	gpuProfile string
+	resultsDir string
+}
+
+func newBenchChurnCommand(g *globals) *cobra.Command {
+	o := &benchChurnOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "churn",
+		Short: "Churn at several rates on one fresh fleet: achieved vs target",
+		Long: `Bring up a fresh throwaway fleet (--name, default ghostfleet-bench), run
+open-loop churn at each of --rates for --duration, and print achieved vs
+target rates, errors, latency, each component's CPU time and what API
+Priority and Fairness rejected or queued; writes
+results/bench-churn-<time>/bench.json.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&o.nodes, "nodes", 1000, "GPU nodes in the fleet")
+	fs.Float64SliceVar(&o.rates, "rates", []float64{50, 100, 200}, "churn rates to run, pods/s")
+	fs.DurationVar(&o.duration, "duration", time.Minute, "how long each rate runs")
+	fs.StringVar(&o.profile, "profile", "default", "control-plane profile")
+	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU profile of the nodes")
+	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run folder is written")
+	o.bins.add(fs)
+	return cmd
+}
+
+func (o *benchChurnOptions) run(ctx context.Context) error {
+	profile, err := fleet.LookupComponentProfile(o.profile)
+	if err != nil {
+		return err
+	}
+	opts := workload.ChurnOptions{Namespace: "gf-churn", Duration: o.duration, GPUs: 1}
+	for _, r := range o.rates {
+		o := opts
+		o.Rate = r
+		if err := o.Validate(); err != nil {
+			return err
+		}
+	}
+	p := newPrinter(o.streams.ErrOut, false)
+	defer p.Close()
+	b, err := o.benchFleet(ctx, o.bins, o.nodes, o.gpuProfile, p.Report)
+	if err != nil {
+		return err
+	}
+	res, err := workload.BenchChurn(ctx, b, profile, o.rates, opts)
+	p.Close()
+	if err != nil {
+		return err
+	}
+	w := o.streams.Out
+	fmt.Fprintf(w, "churn on %d nodes, profile %s, %s per rate\n", o.nodes, o.profile, o.duration)
+	fmt.Fprintf(w, "%7s %9s %9s %8s %10s %10s  %-24s %s\n", "target", "created/s", "deleted/s", "achieved", "create p99", "delete p99", "errors", "CPU s (apiserver, etcd, scheduler, kwok)")
+	for _, t := range res.Trials {
+		r := t.Result
+		fmt.Fprintf(w, "%7g %9.1f %9.1f %7.1f%% %9.3fs %9.3fs  %-24v %.0f, %.0f, %.0f, %.0f\n", t.Rate, r.AchievedCreateRate, r.AchievedDeleteRate, 100*r.CreateRatio,
+			r.Latency[workload.VerbCreate].P99, r.Latency[workload.VerbDelete].P99, r.Errors,
+			t.CPU["kube-apiserver"], t.CPU["etcd"], t.CPU["kube-scheduler"], t.CPU["kwok-controller"])
+		fmt.Fprintf(w, "        APF rejected %v, max queued %v\n", nonZero(t.APF.Rejected), nonZero(t.APF.MaxInQueue))
+	}
+	return writeBench(w, o.resultsDir, "bench-churn", res.Started, res)
 }

@@ -1,0 +1,80 @@
+package fleet
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicks is the kernel's USER_HZ, 100 on every Linux GhostFleet runs on.
+const clockTicks = 100
+
+// ComponentCPU returns the CPU time (user + system) each of the cluster's
+// processes has used so far, read from /proc: the difference of two calls
+// shows where a run's time went.
+func ComponentCPU(name string) (map[string]time.Duration, error) {
+	files, err := filepath.Glob(filepath.Join(clusterWorkdir(name), "pids", "*.pid"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]time.Duration{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // not running
+		}
+		cpu, err := parseStatCPU(string(stat))
+		if err != nil {
+			return nil, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".pid")] = cpu
+	}
+	return out, nil
+}
+
+// parseStatCPU reads utime and stime (fields 14 and 15) of a /proc/PID/stat
+// line; the command name in field 2 may contain spaces, so fields are
+// counted after its closing parenthesis.
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no command field")
+	}
+	fields := strings.Fields(stat[i+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("%d fields after the command", len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// CPUSince is the CPU each component used since before was taken.
+func CPUSince(name string, before map[string]time.Duration) (map[string]float64, error) {
+	after, err := ComponentCPU(name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for c, t := range after {
+		out[c] = (t - before[c]).Seconds()
+	}
+	return out, nil
+}
