@@ -8,9 +8,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
+	"sigs.k8s.io/kwok/pkg/apis/v1alpha1"
 	"sigs.k8s.io/kwok/pkg/config"
 
 	"github.com/ghostfleet/ghostfleet/fleet/binaries"
@@ -145,6 +147,10 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		o.KwokControllerBinary = set.Path(binaries.Kwok)
 		o.PrometheusBinary = set.Path(binaries.Prometheus)
 		o.PrometheusPort = uint32(opts.PrometheusPort)
+		// Stages are resources GhostFleet installs (see Stages).
+		if !slices.Contains(o.EnableCRDs, v1alpha1.StageKind) {
+			o.EnableCRDs = append(o.EnableCRDs, v1alpha1.StageKind)
+		}
 		conf.ComponentsPatches = append(conf.ComponentsPatches, opts.Profile.patches()...)
 		// The simulator must never be the bottleneck: kwok's default of 4
 		// workers per stage lags behind a fleet created in two seconds,
@@ -155,6 +161,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		k.NodeLeaseParallelism = kwokParallelism
 	}, "create", "cluster", "--name", opts.Name, "--kubeconfig", "", "--wait", "3m")
 	done()
+	if err == nil {
+		err = setUpStages(ctx, opts.Name, report)
+	}
 	if err == nil {
 		err = saveState(state)
 	}
@@ -197,6 +206,38 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 		return UpResult{State: state}, fmt.Errorf("starting cluster %s: %w", opts.Name, err)
 	}
 	return UpResult{State: state, Restarted: true}, WaitReady(ctx, opts.Name, state, report)
+}
+
+// setUpStages installs GhostFleet's kwok stages once the Stage resource
+// is served.
+func setUpStages(ctx context.Context, name string, report progress.Func) error {
+	rt, err := loadRuntime(ctx, name)
+	if err != nil {
+		return err
+	}
+	conf, err := rt.Config(ctx)
+	if err != nil {
+		return err
+	}
+	stages, err := Stages(conf.Options.NodeStatusUpdateFrequencyMilliseconds)
+	if err != nil {
+		return err
+	}
+	cfg, err := Own(name).RESTConfig()
+	if err != nil {
+		return err
+	}
+	done := progress.Step(report, "stages", fmt.Sprintf("installing %d kwok stages (node and pod lifecycle)", len(stages)), 0)
+	defer done()
+	var lastErr error
+	err = poll(ctx, time.Minute, func() (bool, error) {
+		lastErr = installStages(ctx, cfg, stages)
+		return lastErr == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", err, lastErr)
+	}
+	return nil
 }
 
 // WaitReady waits for the apiserver's /readyz and for Prometheus to report

@@ -166,6 +166,7 @@ func PodSpec(gpus int) corev1.PodSpec {
 // Capacity is what the fleet offers a workload.
 type Capacity struct {
 	FakeNodes   int
+	TotalGPUs   int64
 	FreeGPUs    int64
 	MaxNodeGPUs int64
 }
@@ -190,8 +191,9 @@ func CheckFleet(ctx context.Context, cs kubernetes.Interface) (Capacity, error) 
 		allocatable[n.Name] = q.Value()
 		c.FakeNodes++
 		c.MaxNodeGPUs = max(c.MaxNodeGPUs, q.Value())
-		c.FreeGPUs += q.Value()
+		c.TotalGPUs += q.Value()
 	}
+	c.FreeGPUs = c.TotalGPUs
 	if c.FakeNodes == 0 {
 		return c, fmt.Errorf("the fleet has no fake GPU nodes: run `ghostfleet nodes N` first")
 	}

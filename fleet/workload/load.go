@@ -130,7 +130,7 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 		return res, rec, err
 	}
 	selector := LabelRun + "=" + opts.RunID
-	tracker, err := StartTracker(ctx, clients.Admin, opts.Namespace, selector)
+	tracker, err := StartTracker(ctx, clients.Admin, opts.Namespace, selector, "")
 	if err != nil {
 		return res, rec, err
 	}
@@ -154,48 +154,13 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 		return res, rec, fmt.Errorf("creating the %s: %w", opts.Mode, firstErr)
 	}
 
-	// Wait until every pod runs, reporting each state's count.
-	deadline := time.NewTimer(opts.Timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	var maxBacklog int
-	createdAt := time.Time{}
-	expect := opts.Pods - res.CreateErrors
-wait:
-	for {
-		c := tracker.Counts()
-		maxBacklog = max(maxBacklog, c.Seen-c.Scheduled)
-		if createdAt.IsZero() && c.Seen >= expect {
-			createdAt = time.Now()
-			report(progress.Event{Kind: progress.Update, Step: "create", Done: c.Seen, Total: opts.Pods})
-			createDone()
-			report(progress.Event{Kind: progress.Start, Step: "run", Message: fmt.Sprintf("waiting for %d pods to be scheduled and running", expect)})
-		}
-		if createdAt.IsZero() {
-			report(progress.Event{Kind: progress.Update, Step: "create", Done: c.Seen, Total: opts.Pods})
-		} else {
-			report(progress.Event{Kind: progress.Update, Step: "run", Done: c.Running, Total: expect})
-		}
-		if c.Running >= expect {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			res.Interrupted = true
-			break wait
-		case <-deadline.C:
-			res.TimedOut = true
-			break wait
-		case <-tick.C:
-		}
-	}
-	if createdAt.IsZero() {
-		createDone()
-	} else {
-		report(progress.Event{Kind: progress.Finish, Step: "run", Message: "pods scheduled and running", Elapsed: time.Since(createdAt)})
-	}
-	end := time.Now()
+	w := waitRunning(ctx, tracker, waitOptions{
+		Expect: opts.Pods - res.CreateErrors, Total: opts.Pods, Timeout: opts.Timeout,
+		Report: report, CreateDone: createDone,
+	})
+	createdAt, end := w.CreatedAt, w.End
+	res.TimedOut, res.Interrupted = w.TimedOut, w.Interrupted
+	maxBacklog := w.MaxBacklog
 
 	c := tracker.Counts()
 	res.Scheduled, res.Running, res.Unschedulable, res.Failed = c.Scheduled, c.Running, c.Unschedulable, c.Failed
@@ -368,4 +333,73 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 			"(%.0f pods/s created, %.0f pods/s scheduled)%s; the limit is %s", v.MaxPending, res.CreateRate, res.ScheduleRate, promNote, upstream)
 	}
 	return v
+}
+
+type waitOptions struct {
+	Expect, Total int
+	Timeout       time.Duration
+	// Stall ends the wait when no pod was bound or started for this long
+	// (0: never): a fleet too full for the rest will not get emptier.
+	Stall      time.Duration
+	Report     progress.Func
+	CreateDone func() // closes the creation step once every pod exists
+}
+
+type waitOutcome struct {
+	CreatedAt, End                 time.Time
+	TimedOut, Interrupted, Stalled bool
+	MaxBacklog                     int
+}
+
+// waitRunning waits until Expect tracked pods run, the timeout, a stall,
+// or cancellation, reporting progress on the "create" then "run" steps.
+func waitRunning(ctx context.Context, tracker *Tracker, o waitOptions) waitOutcome {
+	var w waitOutcome
+	deadline := time.NewTimer(o.Timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	lastProgress, lastCount := time.Now(), -1
+loop:
+	for {
+		c := tracker.Counts()
+		w.MaxBacklog = max(w.MaxBacklog, c.Seen-c.Scheduled)
+		if n := c.Scheduled + c.Running; n != lastCount {
+			lastProgress, lastCount = time.Now(), n
+		}
+		if w.CreatedAt.IsZero() && c.Seen >= o.Expect {
+			w.CreatedAt = time.Now()
+			o.Report(progress.Event{Kind: progress.Update, Step: "create", Done: c.Seen, Total: o.Total})
+			o.CreateDone()
+			o.Report(progress.Event{Kind: progress.Start, Step: "run", Message: fmt.Sprintf("waiting for %d pods to be scheduled and running", o.Expect)})
+		}
+		if w.CreatedAt.IsZero() {
+			o.Report(progress.Event{Kind: progress.Update, Step: "create", Done: c.Seen, Total: o.Total})
+		} else {
+			o.Report(progress.Event{Kind: progress.Update, Step: "run", Done: c.Running, Total: o.Expect})
+		}
+		if c.Running >= o.Expect {
+			break
+		}
+		if o.Stall > 0 && !w.CreatedAt.IsZero() && time.Since(lastProgress) >= o.Stall {
+			w.Stalled = true
+			break
+		}
+		select {
+		case <-ctx.Done():
+			w.Interrupted = true
+			break loop
+		case <-deadline.C:
+			w.TimedOut = true
+			break loop
+		case <-tick.C:
+		}
+	}
+	if w.CreatedAt.IsZero() {
+		o.CreateDone()
+	} else {
+		o.Report(progress.Event{Kind: progress.Finish, Step: "run", Message: "pods scheduled and running", Elapsed: time.Since(w.CreatedAt)})
+	}
+	w.End = time.Now()
+	return w
 }

@@ -21,6 +21,17 @@ import (
 type podTimes struct {
 	created, scheduled, running time.Time
 	unschedulable, failed       bool
+	group                       string
+	node                        string
+}
+
+// PodTimes is one tracked pod: its group (the value of the tracker's
+// group label), node, and when it was seen, bound and running (zero when
+// not yet).
+type PodTimes struct {
+	Group                       string
+	Node                        string
+	Created, Scheduled, Running time.Time
 }
 
 // Tracker follows a workload's pods through a watch and keeps only their
@@ -28,9 +39,12 @@ type podTimes struct {
 type Tracker struct {
 	mu   sync.Mutex
 	pods map[string]*podTimes
-	now  func() time.Time
-	stop context.CancelFunc
-	done chan struct{}
+	// groupLabel, when set, names the pod label whose value groups pods
+	// (a training job, a pod size).
+	groupLabel string
+	now        func() time.Time
+	stop       context.CancelFunc
+	done       chan struct{}
 }
 
 // Counts is how many tracked pods reached each state.
@@ -52,8 +66,9 @@ func newTracker(now func() time.Time) *Tracker {
 // StartTracker watches the pods matching selector in namespace ns. It
 // returns once the watch is established, so that no pod created after it
 // returns is missed.
-func StartTracker(ctx context.Context, cs kubernetes.Interface, ns, selector string) (*Tracker, error) {
+func StartTracker(ctx context.Context, cs kubernetes.Interface, ns, selector, groupLabel string) (*Tracker, error) {
 	t := newTracker(time.Now)
+	t.groupLabel = groupLabel
 	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
@@ -106,11 +121,12 @@ func (t *Tracker) observe(p *corev1.Pod) {
 	defer t.mu.Unlock()
 	pt := t.pods[string(p.UID)]
 	if pt == nil {
-		pt = &podTimes{created: now}
+		pt = &podTimes{created: now, group: p.Labels[t.groupLabel]}
 		t.pods[string(p.UID)] = pt
 	}
 	if p.Spec.NodeName != "" && pt.scheduled.IsZero() {
 		pt.scheduled = now
+		pt.node = p.Spec.NodeName
 	}
 	ran := p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded
 	if ran && pt.running.IsZero() {
@@ -185,4 +201,15 @@ func (t *Tracker) Window() (firstSeen, lastScheduled, lastRunning time.Time) {
 		}
 	}
 	return
+}
+
+// Pods returns a copy of every tracked pod's times.
+func (t *Tracker) Pods() []PodTimes {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]PodTimes, 0, len(t.pods))
+	for _, pt := range t.pods {
+		out = append(out, PodTimes{Group: pt.group, Node: pt.node, Created: pt.created, Scheduled: pt.scheduled, Running: pt.running})
+	}
+	return out
 }

@@ -288,7 +288,7 @@ func TestCheckFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c != (Capacity{FakeNodes: 2, FreeGPUs: 9, MaxNodeGPUs: 8}) {
+	if c != (Capacity{FakeNodes: 2, TotalGPUs: 12, FreeGPUs: 9, MaxNodeGPUs: 8}) {
 		t.Errorf("capacity %+v, want 2 nodes, 9 free, max 8", c)
 	}
 }

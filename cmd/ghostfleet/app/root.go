@@ -90,6 +90,8 @@ Every command targets GhostFleet's own cluster (--name, default
 		newLoadCommand(g),
 		newChurnCommand(g, false),
 		newChurnCommand(g, true),
+		newTrainCommand(g),
+		newBinpackCommand(g),
 		newUnloadCommand(g),
 		newCleanCommand(g),
 		newBenchCommand(g),

@@ -1,0 +1,107 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+type binpackOptions struct {
+	*globals
+	opts       workload.BinpackOptions
+	mix        string
+	output     string
+	resultsDir string
+}
+
+func newBinpackCommand(g *globals) *cobra.Command {
+	o := &binpackOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "binpack",
+		Short: "Fill the fleet with mixed 1-8 GPU pods and watch scheduling as it gets tight",
+		Long: `Fill the fleet's GPUs to --fill with pods of mixed sizes (--mix, by count),
+created at a steady --rate below the scheduler's throughput so that the
+time from creation to binding is the scheduler's own work. Reports that
+latency per decile of occupancy (does it climb as feasible nodes become
+scarce?), pods left unschedulable by size, and the fragmentation left:
+nodes by free GPUs and the free GPUs no whole-node pod can use.`,
+		Example: `  ghostfleet binpack --fill 0.95
+  ghostfleet binpack --fill 0.9 --mix 1:10,8:90`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	fs := cmd.Flags()
+	fs.Float64Var(&o.opts.Fill, "fill", 0.95, "share of the fleet's GPUs to fill (0-1]")
+	fs.StringVar(&o.mix, "mix", "1:40,2:30,4:20,8:10", "pod sizes and their weights by count, SIZE:WEIGHT,…")
+	fs.Float64Var(&o.opts.Rate, "rate", 40, "pods created per second")
+	fs.Uint64Var(&o.opts.Seed, "seed", 1, "seed of the size draw (same seed, same pods)")
+	fs.StringVar(&o.opts.Namespace, "namespace", "gf-binpack", "workload namespace")
+	fs.DurationVar(&o.opts.Timeout, "timeout", 15*time.Minute, "give up after this long")
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run record is written")
+	return cmd
+}
+
+func (o *binpackOptions) run(ctx context.Context) error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	mix, err := workload.ParseMix(o.mix)
+	if err != nil {
+		return err
+	}
+	o.opts.Mix = mix
+	env, err := o.runEnv("")
+	if err != nil {
+		return err
+	}
+	capacity, err := workload.CheckFleet(ctx, env.clients.Admin)
+	if err != nil {
+		return err
+	}
+	p := newPrinter(o.streams.ErrOut, false)
+	defer p.Close()
+	o.opts.RunID, o.opts.Report = runID("binpack"), p.Report
+	if err := o.opts.Validate(capacity); err != nil {
+		return err
+	}
+	res, rec, err := workload.Binpack(ctx, env.clients, o.opts, capacity)
+	p.Close()
+	if err != nil {
+		return err
+	}
+	dir, err := env.writeRecord(o.resultsDir, rec)
+	if err != nil {
+		return fmt.Errorf("writing the run record: %w", err)
+	}
+	if o.output == "json" {
+		if err := writeJSON(o.streams.Out, res); err != nil {
+			return err
+		}
+	} else {
+		printBinpack(o.streams.Out, res)
+	}
+	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
+	leftBehind(ctx, o.streams.ErrOut, o.opts.Namespace)
+	if res.Outcome == "interrupted" {
+		return exitError{code: 130}
+	}
+	return nil
+}
+
+func printBinpack(w io.Writer, r workload.BinpackResult) {
+	fmt.Fprintf(w, "binpack: %d pods for %d of %d GPUs (fill %.0f%%) — %s after %.1fs\n", r.Pods, r.TargetGPUs, r.TotalGPUs, 100*r.Fill, r.Outcome, r.DurationSeconds)
+	fmt.Fprintf(w, "  occupancy reached %.1f%%; unschedulable pods by size %v\n", 100*r.Occupancy, r.UnschedulableBySize)
+	fmt.Fprintln(w, "  occupancy   pods   create→scheduled p50     p99")
+	for _, d := range r.Deciles {
+		fmt.Fprintf(w, "  %-9s %6d   %15.3fs %8.3fs\n", d.Occupancy, d.Latency.Count, d.Latency.P50, d.Latency.P99)
+	}
+	fmt.Fprintf(w, "  nodes by free GPUs (0..): %v\n", r.FreeGPUsPerNode)
+	fmt.Fprintf(w, "  free GPUs on partly used nodes, unusable by a whole-node pod: %d\n", r.StrandedForWholeNode)
+}

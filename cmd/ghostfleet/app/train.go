@@ -1,0 +1,105 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+type trainOptions struct {
+	*globals
+	opts       workload.TrainOptions
+	output     string
+	resultsDir string
+}
+
+func newTrainCommand(g *globals) *cobra.Command {
+	o := &trainOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "train",
+		Short: "Start multi-node GPU training jobs and measure partly started jobs",
+		Long: `Create --jobs Indexed Jobs of --pods-per-job pods each requesting
+--gpus-per-pod GPUs (8: whole DGX nodes). Their pods run until deleted, like
+training workers. Reports the time until every pod of each job runs, how
+many jobs started fully, partly or not at all, and the GPUs held by partly
+started jobs — the waste that gang scheduling exists to prevent (the
+default kube-scheduler has no gang scheduling: each pod is placed alone).
+
+The run ends when every job runs, after --stall without progress, or at
+--timeout; the jobs stay until ` + "`ghostfleet unload`" + `.`,
+		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
+  ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&o.opts.Jobs, "jobs", 100, "training jobs")
+	fs.IntVar(&o.opts.PodsPerJob, "pods-per-job", 8, "pods (workers) per job")
+	fs.IntVar(&o.opts.GPUsPerPod, "gpus-per-pod", 8, "GPUs per pod")
+	fs.StringVar(&o.opts.Namespace, "namespace", "gf-train", "workload namespace")
+	fs.DurationVar(&o.opts.Timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.DurationVar(&o.opts.Stall, "stall", 30*time.Second, "end when no pod was bound or started for this long (0: never)")
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run record is written")
+	return cmd
+}
+
+func (o *trainOptions) run(ctx context.Context) error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	env, err := o.runEnv("")
+	if err != nil {
+		return err
+	}
+	capacity, err := workload.CheckFleet(ctx, env.clients.Admin)
+	if err != nil {
+		return err
+	}
+	p := newPrinter(o.streams.ErrOut, false)
+	defer p.Close()
+	o.opts.RunID, o.opts.Report = runID("train"), p.Report
+	warnings, err := o.opts.Validate(capacity)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(o.streams.ErrOut, "warning:", w)
+	}
+	res, rec, err := workload.Train(ctx, env.clients, o.opts)
+	p.Close()
+	if err != nil {
+		return err
+	}
+	dir, err := env.writeRecord(o.resultsDir, rec)
+	if err != nil {
+		return fmt.Errorf("writing the run record: %w", err)
+	}
+	if o.output == "json" {
+		if err := writeJSON(o.streams.Out, res); err != nil {
+			return err
+		}
+	} else {
+		printTrain(o.streams.Out, res)
+	}
+	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
+	leftBehind(ctx, o.streams.ErrOut, o.opts.Namespace)
+	if res.Outcome == "interrupted" {
+		return exitError{code: 130}
+	}
+	return nil
+}
+
+func printTrain(w io.Writer, r workload.TrainResult) {
+	fmt.Fprintf(w, "train: %d jobs × %d pods × %d GPUs — %s after %.1fs\n", r.Jobs, r.PodsPerJob, r.GPUsPerPod, r.Outcome, r.DurationSeconds)
+	fmt.Fprintf(w, "  jobs fully running %d, partly %d, not at all %d\n", r.JobsStarted, r.JobsPartial, r.JobsWaiting)
+	l := r.StartLatency
+	fmt.Fprintf(w, "  time to start a job (all pods running): p50 %.2fs  p99 %.2fs  max %.2fs\n", l.P50, l.P99, l.Max)
+	fmt.Fprintf(w, "  GPUs held by partly started jobs: %.0f GPU-seconds, peak %d, still held %d\n", r.PartialGPUSeconds, r.PeakPartialGPUs, r.StrandedGPUs)
+}

@@ -1,0 +1,282 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"k8s.io/utils/clock"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+// LabelGPUs carries a bin-packing pod's size.
+const LabelGPUs = "ghostfleet.io/gpus"
+
+// DefaultMix is the share of 1-, 2-, 4- and 8-GPU pods, by count.
+var DefaultMix = map[int]int{1: 40, 2: 30, 4: 20, 8: 10}
+
+// ParseMix reads "1:40,2:30,4:20,8:10" (pod size : weight).
+func ParseMix(s string) (map[int]int, error) {
+	mix := map[int]int{}
+	for _, part := range strings.Split(s, ",") {
+		size, weight, ok := strings.Cut(strings.TrimSpace(part), ":")
+		g, err1 := strconv.Atoi(size)
+		w, err2 := strconv.Atoi(weight)
+		if !ok || err1 != nil || err2 != nil || g < 1 || w < 0 {
+			return nil, fmt.Errorf("mix entry %q is not SIZE:WEIGHT with SIZE ≥ 1 GPU and WEIGHT ≥ 0 (e.g. 1:40,2:30,4:20,8:10)", part)
+		}
+		mix[g] += w
+	}
+	total := 0
+	for _, w := range mix {
+		total += w
+	}
+	if total == 0 {
+		return nil, fmt.Errorf("mix %q has no weight", s)
+	}
+	return mix, nil
+}
+
+// BinpackOptions configures a bin-packing run.
+type BinpackOptions struct {
+	RunID     string        `json:"runId"`
+	Namespace string        `json:"namespace"`
+	Fill      float64       `json:"fill"` // target share of the fleet's GPUs
+	Mix       map[int]int   `json:"mix"`
+	Rate      float64       `json:"rate"` // pods created per second, below the scheduler's throughput
+	Seed      uint64        `json:"seed"`
+	Timeout   time.Duration `json:"timeout"`
+	Report    progress.Func `json:"-"`
+}
+
+// Validate checks the options.
+func (o *BinpackOptions) Validate(c Capacity) error {
+	switch {
+	case o.Fill <= 0 || o.Fill > 1:
+		return fmt.Errorf("fill %g is out of range: allowed are more than 0 and at most 1 (e.g. 0.95)", o.Fill)
+	case o.Rate <= 0 || o.Rate > 5000:
+		return fmt.Errorf("rate %g is out of range: allowed are more than 0 and at most 5000 pods/s", o.Rate)
+	case o.Timeout <= 0:
+		return fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
+	}
+	for size := range o.Mix {
+		if int64(size) > c.MaxNodeGPUs {
+			return fmt.Errorf("mix size %d GPUs is more than any node has (largest: %d)", size, c.MaxNodeGPUs)
+		}
+	}
+	if o.Report == nil {
+		o.Report = progress.Discard
+	}
+	return nil
+}
+
+// Sizes draws pod sizes from the mix until they add up to target GPUs.
+func (o BinpackOptions) Sizes(target int64) []int {
+	var sizes, table []int
+	for size, w := range o.Mix {
+		for i := 0; i < w; i++ {
+			table = append(table, size)
+		}
+	}
+	sort.Ints(table) // map order must not change the draw
+	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+	var sum int64
+	for sum < target {
+		s := table[rng.IntN(len(table))]
+		if sum+int64(s) > target {
+			// Fill the last gap with the largest size that fits.
+			s = 0
+			for size := range o.Mix {
+				if int64(size) <= target-sum && size > s {
+					s = size
+				}
+			}
+			if s == 0 {
+				break
+			}
+		}
+		sizes = append(sizes, s)
+		sum += int64(s)
+	}
+	return sizes
+}
+
+// Decile is scheduling latency for the pods created while the fleet's
+// GPU occupancy was in one tenth.
+type Decile struct {
+	Occupancy string      `json:"occupancy"` // "90-100%"
+	Latency   Percentiles `json:"createToSchedule"`
+}
+
+// BinpackResult is what a bin-packing run measured.
+type BinpackResult struct {
+	Fill          float64 `json:"fill"`
+	TotalGPUs     int64   `json:"totalGpus"`
+	TargetGPUs    int64   `json:"targetGpus"`
+	Pods          int     `json:"pods"`
+	ScheduledGPUs int64   `json:"scheduledGpus"`
+	// Occupancy is the share of the fleet's GPUs allocated at the end.
+	Occupancy float64  `json:"occupancy"`
+	Deciles   []Decile `json:"deciles"`
+	// UnschedulableBySize counts pods left unbound, by GPU count.
+	UnschedulableBySize map[int]int `json:"unschedulableBySize"`
+	// FreeGPUsPerNode counts nodes by free GPUs at the end (index = free).
+	FreeGPUsPerNode []int `json:"freeGpusPerNode"`
+	// StrandedForWholeNode are free GPUs on nodes that are partly used:
+	// no whole-node pod (e.g. 8 GPUs on a DGX) can use them.
+	StrandedForWholeNode int64   `json:"strandedForWholeNode"`
+	DurationSeconds      float64 `json:"durationSeconds"`
+	Outcome              string  `json:"outcome"`
+}
+
+// Binpack fills the fleet to opts.Fill with a mix of pod sizes, created at
+// a steady rate, and measures scheduling latency as occupancy grows and
+// the fragmentation left at the end.
+func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capacity) (BinpackResult, results.Record, error) {
+	totalGPUs := c.TotalGPUs
+	rec := results.Record{ID: opts.RunID, Kind: "binpack", Params: opts, Started: time.Now().UTC()}
+	used := totalGPUs - c.FreeGPUs
+	res := BinpackResult{Fill: opts.Fill, TotalGPUs: totalGPUs, TargetGPUs: int64(opts.Fill*float64(totalGPUs)) - used}
+	if res.TargetGPUs <= 0 {
+		return res, rec, fmt.Errorf("the fleet is already %.0f%% full: nothing to fill up to %.0f%%", 100*float64(used)/float64(totalGPUs), 100*opts.Fill)
+	}
+	sizes := opts.Sizes(res.TargetGPUs)
+	res.Pods = len(sizes)
+	if err := EnsureNamespace(ctx, clients.Admin, opts.Namespace); err != nil {
+		return res, rec, err
+	}
+	load, err := clients.LoadClientset(opts.Namespace)
+	if err != nil {
+		return res, rec, err
+	}
+	tracker, err := StartTracker(ctx, clients.Admin, opts.Namespace, LabelRun+"="+opts.RunID, LabelGPUs)
+	if err != nil {
+		return res, rec, err
+	}
+	defer tracker.Stop()
+
+	start := time.Now()
+	createDone := progress.Step(opts.Report, "create", fmt.Sprintf("creating %d pods (%d GPUs) at %g pods/s", len(sizes), res.TargetGPUs, opts.Rate), 0)
+	pacer := NewPacer(clock.RealClock{}, opts.Rate)
+	createErrs := 0
+	for i, size := range sizes {
+		if _, err := pacer.Next(ctx); err != nil {
+			break
+		}
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:   fmt.Sprintf("%s-%05d", opts.RunID, i),
+				Labels: map[string]string{LabelRun: opts.RunID, LabelKind: "binpack", LabelGPUs: strconv.Itoa(size)},
+			},
+			Spec: PodSpec(size),
+		}
+		if _, err := load.CoreV1().Pods(opts.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			createErrs++
+		}
+	}
+	w := waitRunning(ctx, tracker, waitOptions{
+		Expect: len(sizes) - createErrs, Total: len(sizes), Timeout: opts.Timeout, Stall: 20 * time.Second,
+		Report: opts.Report, CreateDone: createDone,
+	})
+	res = binpackAccounting(res, tracker.Pods(), totalGPUs, used)
+	if res.FreeGPUsPerNode, res.StrandedForWholeNode, err = fragmentation(ctx, clients, c); err != nil {
+		return res, rec, err
+	}
+	res.DurationSeconds = w.End.Sub(start).Seconds()
+	switch {
+	case w.Interrupted:
+		res.Outcome = "interrupted"
+	case w.TimedOut:
+		res.Outcome = "timed out"
+	case w.Stalled:
+		res.Outcome = "stalled: the rest is unschedulable"
+	default:
+		res.Outcome = "all scheduled"
+	}
+	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), res.Outcome, res
+	rec.Phases = []results.Phase{{Name: "binpack", Start: start.UTC(), End: w.End.UTC()}}
+	return res, rec, nil
+}
+
+// binpackAccounting buckets each pod's create→scheduled latency by the
+// fleet's occupancy when it was created.
+func binpackAccounting(res BinpackResult, pods []PodTimes, total, used int64) BinpackResult {
+	type bind struct {
+		at   time.Time
+		gpus int64
+	}
+	var binds []bind
+	for _, p := range pods {
+		size, _ := strconv.Atoi(p.Group)
+		if p.Scheduled.IsZero() {
+			if res.UnschedulableBySize == nil {
+				res.UnschedulableBySize = map[int]int{}
+			}
+			res.UnschedulableBySize[size]++
+			continue
+		}
+		binds = append(binds, bind{p.Scheduled, int64(size)})
+		res.ScheduledGPUs += int64(size)
+	}
+	sort.Slice(binds, func(i, j int) bool { return binds[i].at.Before(binds[j].at) })
+	bound := make([]int64, len(binds)+1) // bound[i]: GPUs of the first i binds
+	for i, b := range binds {
+		bound[i+1] = bound[i] + b.gpus
+	}
+	occupancyAt := func(t time.Time) float64 {
+		i := sort.Search(len(binds), func(i int) bool { return binds[i].at.After(t) })
+		return float64(used+bound[i]) / float64(total)
+	}
+	buckets := make([][]time.Duration, 10)
+	for _, p := range pods {
+		if p.Scheduled.IsZero() {
+			continue
+		}
+		d := min(int(occupancyAt(p.Created)*10), 9)
+		buckets[d] = append(buckets[d], p.Scheduled.Sub(p.Created))
+	}
+	for d, b := range buckets {
+		if len(b) > 0 {
+			res.Deciles = append(res.Deciles, Decile{Occupancy: fmt.Sprintf("%d-%d%%", d*10, d*10+10), Latency: Summarise(b)})
+		}
+	}
+	res.Occupancy = float64(used+res.ScheduledGPUs) / float64(total)
+	return res
+}
+
+// fragmentation counts nodes by free GPUs, and the free GPUs no whole-node
+// pod can use.
+func fragmentation(ctx context.Context, clients Clients, c Capacity) ([]int, int64, error) {
+	nodes, err := clients.Admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelType + "=kwok", ResourceVersion: "0"})
+	if err != nil {
+		return nil, 0, err
+	}
+	used, err := fleet.AllocatedGPUs(ctx, clients.Admin)
+	if err != nil {
+		return nil, 0, err
+	}
+	hist := make([]int, c.MaxNodeGPUs+1)
+	var stranded int64
+	for _, n := range nodes.Items {
+		q := n.Status.Allocatable[fleet.ResourceGPU]
+		free := q.Value() - used[n.Name]
+		if free < 0 || free > c.MaxNodeGPUs {
+			continue
+		}
+		hist[free]++
+		if free < c.MaxNodeGPUs {
+			stranded += free
+		}
+	}
+	return hist, stranded, nil
+}

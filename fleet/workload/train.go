@@ -1,0 +1,206 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+// jobNameLabel is set by the Job controller on every pod of a Job.
+const jobNameLabel = "batch.kubernetes.io/job-name"
+
+// TrainOptions configures a run of multi-node training jobs.
+type TrainOptions struct {
+	RunID      string        `json:"runId"`
+	Namespace  string        `json:"namespace"`
+	Jobs       int           `json:"jobs"`
+	PodsPerJob int           `json:"podsPerJob"`
+	GPUsPerPod int           `json:"gpusPerPod"`
+	Timeout    time.Duration `json:"timeout"`
+	// Stall ends the run when no pod was bound or started for this long:
+	// the jobs still waiting will not start.
+	Stall  time.Duration `json:"stall"`
+	Report progress.Func `json:"-"`
+}
+
+// Validate checks the options.
+func (o *TrainOptions) Validate(c Capacity) (warnings []string, err error) {
+	switch {
+	case o.Jobs < 1 || o.Jobs > 10000:
+		return nil, fmt.Errorf("job count %d is out of range: allowed are 1-10000", o.Jobs)
+	case o.PodsPerJob < 1 || o.PodsPerJob > 1000:
+		return nil, fmt.Errorf("pods per job %d is out of range: allowed are 1-1000", o.PodsPerJob)
+	case o.GPUsPerPod < 1 || int64(o.GPUsPerPod) > c.MaxNodeGPUs:
+		return nil, fmt.Errorf("GPUs per pod %d is out of range: allowed are 1-%d (the largest node)", o.GPUsPerPod, c.MaxNodeGPUs)
+	case o.Timeout <= 0:
+		return nil, fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
+	case o.Stall < 0:
+		return nil, fmt.Errorf("stall %s is out of range: it must be 0 (never) or more", o.Stall)
+	}
+	if o.Report == nil {
+		o.Report = progress.Discard
+	}
+	if need := int64(o.Jobs * o.PodsPerJob * o.GPUsPerPod); need > c.FreeGPUs {
+		warnings = append(warnings, fmt.Sprintf("%d jobs × %d pods × %d GPUs need %d GPUs; %d are free: not every job can start, and without gang scheduling the ones that start partly hold GPUs they cannot use",
+			o.Jobs, o.PodsPerJob, o.GPUsPerPod, need, c.FreeGPUs))
+	}
+	return warnings, nil
+}
+
+// TrainResult is what a training run measured.
+type TrainResult struct {
+	Jobs       int `json:"jobs"`
+	PodsPerJob int `json:"podsPerJob"`
+	GPUsPerPod int `json:"gpusPerPod"`
+	// JobsStarted have every pod running; JobsPartial some; JobsWaiting none.
+	JobsStarted int `json:"jobsStarted"`
+	JobsPartial int `json:"jobsPartial"`
+	JobsWaiting int `json:"jobsWaiting"`
+	// StartLatency is, per started job, from its creation to its last pod
+	// running.
+	StartLatency Percentiles `json:"startLatency"`
+	// PartialGPUSeconds is GPU time held by pods whose job was not fully
+	// running: the waste gang scheduling exists to prevent.
+	PartialGPUSeconds float64 `json:"partialGpuSeconds"`
+	PeakPartialGPUs   int     `json:"peakPartialGpus"`
+	// StrandedGPUs are held at the end by jobs that never fully started.
+	StrandedGPUs    int     `json:"strandedGpus"`
+	DurationSeconds float64 `json:"durationSeconds"`
+	Outcome         string  `json:"outcome"` // all started, stalled, timed out, interrupted
+}
+
+// Train creates the jobs (Indexed Jobs of whole-node pods that run until
+// deleted) and measures how they start.
+func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult, results.Record, error) {
+	rec := results.Record{ID: opts.RunID, Kind: "train", Params: opts, Started: time.Now().UTC()}
+	res := TrainResult{Jobs: opts.Jobs, PodsPerJob: opts.PodsPerJob, GPUsPerPod: opts.GPUsPerPod}
+	if err := EnsureNamespace(ctx, clients.Admin, opts.Namespace); err != nil {
+		return res, rec, err
+	}
+	load, err := clients.LoadClientset(opts.Namespace)
+	if err != nil {
+		return res, rec, err
+	}
+	tracker, err := StartTracker(ctx, clients.Admin, opts.Namespace, LabelRun+"="+opts.RunID, jobNameLabel)
+	if err != nil {
+		return res, rec, err
+	}
+	defer tracker.Stop()
+
+	start := time.Now()
+	createDone := progress.Step(opts.Report, "create", fmt.Sprintf("creating %d jobs × %d pods × %d GPUs", opts.Jobs, opts.PodsPerJob, opts.GPUsPerPod), 0)
+	created := map[string]time.Time{}
+	n, p := int32(opts.PodsPerJob), corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelRun: opts.RunID, LabelKind: "train", fleet.LabelKeepRunning: "true"}},
+		Spec:       PodSpec(opts.GPUsPerPod),
+	}
+	p.Spec.RestartPolicy = corev1.RestartPolicyNever
+	indexed := batchv1.IndexedCompletion
+	for j := 0; j < opts.Jobs; j++ {
+		name := fmt.Sprintf("%s-%04d", opts.RunID, j)
+		created[name] = time.Now()
+		_, err := load.BatchV1().Jobs(opts.Namespace).Create(ctx, &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelRun: opts.RunID}},
+			Spec:       batchv1.JobSpec{Parallelism: &n, Completions: &n, CompletionMode: &indexed, Template: p},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			createDone()
+			return res, rec, fmt.Errorf("creating job %s (%d of %d created): %w", name, j, opts.Jobs, err)
+		}
+	}
+	w := waitRunning(ctx, tracker, waitOptions{
+		Expect: opts.Jobs * opts.PodsPerJob, Total: opts.Jobs * opts.PodsPerJob,
+		Timeout: opts.Timeout, Stall: opts.Stall, Report: opts.Report, CreateDone: createDone,
+	})
+	res = trainAccounting(res, tracker.Pods(), created, w.End)
+	res.DurationSeconds = w.End.Sub(start).Seconds()
+	switch {
+	case w.Interrupted:
+		res.Outcome = "interrupted"
+	case w.TimedOut:
+		res.Outcome = "timed out"
+	case w.Stalled:
+		res.Outcome = "stalled"
+	default:
+		res.Outcome = "all started"
+	}
+	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), res.Outcome, res
+	rec.Phases = []results.Phase{{Name: "train", Start: start.UTC(), End: w.End.UTC()}}
+	return res, rec, nil
+}
+
+// trainAccounting derives the job figures from the pods' times: a job is
+// started when all its pods run; until then, every bound pod of it holds
+// GPUs that do no work.
+func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time) TrainResult {
+	byJob := map[string][]PodTimes{}
+	for _, p := range pods {
+		byJob[p.Group] = append(byJob[p.Group], p)
+	}
+	type event struct {
+		at    time.Time
+		delta int
+	}
+	var events []event
+	var starts []time.Duration
+	for job := range created {
+		jp := byJob[job]
+		running := 0
+		var full time.Time
+		for _, p := range jp {
+			if !p.Running.IsZero() {
+				running++
+				if p.Running.After(full) {
+					full = p.Running
+				}
+			}
+		}
+		switch {
+		case running == res.PodsPerJob:
+			res.JobsStarted++
+			starts = append(starts, full.Sub(created[job]))
+		case running > 0:
+			res.JobsPartial++
+			full = time.Time{}
+		default:
+			res.JobsWaiting++
+			full = time.Time{}
+		}
+		for _, p := range jp {
+			if p.Scheduled.IsZero() {
+				continue
+			}
+			until := full
+			if until.IsZero() {
+				until = end
+				res.StrandedGPUs += res.GPUsPerPod
+			}
+			if until.After(p.Scheduled) {
+				res.PartialGPUSeconds += until.Sub(p.Scheduled).Seconds() * float64(res.GPUsPerPod)
+				events = append(events, event{p.Scheduled, res.GPUsPerPod}, event{until, -res.GPUsPerPod})
+			}
+		}
+	}
+	sort.Slice(events, func(i, j int) bool {
+		if events[i].at.Equal(events[j].at) {
+			return events[i].delta < events[j].delta
+		}
+		return events[i].at.Before(events[j].at)
+	})
+	held := 0
+	for _, e := range events {
+		held += e.delta
+		res.PeakPartialGPUs = max(res.PeakPartialGPUs, held)
+	}
+	res.StartLatency = Summarise(starts)
+	return res
+}
