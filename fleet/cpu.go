@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -13,8 +14,9 @@ import (
 const clockTicks = 100
 
 // ComponentCPU returns the CPU time (user + system) each of the cluster's
-// processes has used so far, read from /proc: the difference of two calls
-// shows where a run's time went.
+// processes has used so far, read from /proc, and GhostFleet's own (the
+// load generator shares the machine): the difference of two calls shows
+// where a run's time went.
 func ComponentCPU(name string) (map[string]time.Duration, error) {
 	files, err := filepath.Glob(filepath.Join(clusterWorkdir(name), "pids", "*.pid"))
 	if err != nil {
@@ -40,6 +42,7 @@ func ComponentCPU(name string) (map[string]time.Duration, error) {
 		}
 		out[strings.TrimSuffix(filepath.Base(f), ".pid")] = cpu
 	}
+	out[SelfComponent] = selfCPU()
 	return out, nil
 }
 
@@ -64,6 +67,18 @@ func parseStatCPU(stat string) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// SelfComponent names GhostFleet's own process (the load generator) in
+// CPU figures.
+const SelfComponent = "ghostfleet"
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // CPUSince is the CPU each component used since before was taken.

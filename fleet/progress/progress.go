@@ -46,3 +46,21 @@ func Step(report Func, step, message string, estimate time.Duration) func() {
 		report(Event{Kind: Finish, Step: step, Message: message, Elapsed: time.Since(start)})
 	}
 }
+
+// ToChannel returns a Func that sends events on ch, for a consumer in
+// another goroutine (the console turns them into messages). When ch is
+// full, Update events are dropped — a later one supersedes them — while
+// every other kind waits for room, so starts, ends and warnings are never
+// lost.
+func ToChannel(ch chan<- Event) Func {
+	return func(e Event) {
+		if e.Kind == Update {
+			select {
+			case ch <- e:
+			default:
+			}
+			return
+		}
+		ch <- e
+	}
+}

@@ -128,16 +128,83 @@ func TestWorkloads(t *testing.T) {
 		}
 	})
 
-	t.Run("unload", func(t *testing.T) {
+	unload := func(t *testing.T) {
+		t.Helper()
 		r := ghostfleet(t, ctx, "unload", "--name", loadCluster)
 		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.errOut)
+			t.Fatalf("unload: exit %d: %s", r.code, r.errOut)
 		}
 		st := statusOf(t, ctx, loadCluster)
 		if len(st.Pods.Namespaces) != 0 || st.GPUs.Allocated != 0 {
 			t.Errorf("after unload: %+v %+v", st.Pods, st.GPUs)
 		}
+	}
+	t.Run("unload", unload)
+
+	// 15 jobs of 8 whole-node pods on 100 nodes: 120 pods, 100 fit.
+	t.Run("train", func(t *testing.T) {
+		r := ghostfleet(t, ctx, "train", "--jobs", "15", "--pods-per-job", "8", "--gpus-per-pod", "8", "--stall", "10s",
+			"--name", loadCluster, "-o", "json", "--results-dir", resultsDir)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.errOut)
+		}
+		if !strings.Contains(r.errOut, "need 960 GPUs; 800 are free") {
+			t.Errorf("no capacity warning: %s", r.errOut)
+		}
+		var res workload.TrainResult
+		if err := json.Unmarshal([]byte(r.out), &res); err != nil {
+			t.Fatalf("%v\n%s", err, r.out)
+		}
+		if res.JobsStarted+res.JobsPartial+res.JobsWaiting != 15 || res.JobsStarted < 1 || res.JobsStarted == 15 {
+			t.Errorf("jobs started %d, partial %d, waiting %d", res.JobsStarted, res.JobsPartial, res.JobsWaiting)
+		}
+		if res.Outcome != "stalled" {
+			t.Errorf("outcome %q, want stalled (the fleet is full)", res.Outcome)
+		}
+		if res.StartLatency.Count != res.JobsStarted || res.StartLatency.P50 <= 0 {
+			t.Errorf("start latency %+v", res.StartLatency)
+		}
+		// Workers run until deleted: the bound ones hold all 800 GPUs.
+		st := statusOf(t, ctx, loadCluster)
+		if st.Pods.Running != 100 || st.Pods.Succeeded != 0 || st.GPUs.Allocated != 800 {
+			t.Errorf("after train: pods %+v, gpus %+v; want 100 running workers on 800 GPUs", st.Pods, st.GPUs)
+		}
+		if want := 8 * (100 - 8*res.JobsStarted); res.StrandedGPUs != want {
+			t.Errorf("stranded GPUs %d, want %d (bound pods of jobs that did not start)", res.StrandedGPUs, want)
+		}
+		onlyRecord(t, resultsDir, "train-*")
 	})
+	t.Run("unload after train", unload)
+
+	t.Run("binpack to half", func(t *testing.T) {
+		r := ghostfleet(t, ctx, "binpack", "--fill", "0.5", "--name", loadCluster, "-o", "json", "--results-dir", resultsDir)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.errOut)
+		}
+		var res workload.BinpackResult
+		if err := json.Unmarshal([]byte(r.out), &res); err != nil {
+			t.Fatalf("%v\n%s", err, r.out)
+		}
+		if res.TotalGPUs != 800 || res.TargetGPUs != 400 || res.ScheduledGPUs != 400 || res.Occupancy != 0.5 || len(res.UnschedulableBySize) != 0 {
+			t.Errorf("result %+v", res)
+		}
+		n := 0
+		for _, d := range res.Deciles {
+			n += d.Latency.Count
+		}
+		if n != res.Pods || len(res.Deciles) < 4 {
+			t.Errorf("deciles %+v hold %d pods, want %d over several deciles", res.Deciles, n, res.Pods)
+		}
+		nodes := 0
+		for _, c := range res.FreeGPUsPerNode {
+			nodes += c
+		}
+		if nodes != 100 || len(res.FreeGPUsPerNode) != 9 {
+			t.Errorf("free GPUs per node %v", res.FreeGPUsPerNode)
+		}
+		onlyRecord(t, resultsDir, "binpack-*")
+	})
+	t.Run("unload after binpack", unload)
 }
 
 func onlyRecord(t *testing.T, dir, pattern string) results.Record {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
+	"sort"
 	"strings"
 	"time"
 
@@ -57,33 +59,18 @@ writes results/bench-nodes-<time>/bench.json.`,
 }
 
 func (o *benchNodesOptions) run(ctx context.Context) error {
-	if err := o.ownOnly("bench nodes"); err != nil {
-		return err
-	}
-	o.benchName()
-	if o.nodes < 1 || o.nodes > fleet.MaxNodes {
-		return fmt.Errorf("--nodes %d is out of range: allowed are 1-%d", o.nodes, fleet.MaxNodes)
-	}
 	if o.rounds < 1 || o.rounds > 10 {
 		return fmt.Errorf("--rounds %d is out of range: allowed are 1-10", o.rounds)
 	}
-	gpu, err := fleet.LookupGPUProfile(o.gpuProfile)
-	if err != nil {
-		return err
-	}
 	p := newPrinter(o.streams.ErrOut, false)
 	defer p.Close()
-	r, err := o.bins.resolver(p.Report)
-	if err != nil {
-		return err
-	}
-	set, err := r.Resolve(ctx)
+	b, err := o.benchFleet(ctx, o.bins, o.nodes, o.gpuProfile, p.Report)
 	if err != nil {
 		return err
 	}
 	res, err := fleet.BenchNodes(ctx, fleet.NodeBenchOptions{
-		Cluster: o.name, Nodes: o.nodes, Rounds: o.rounds, Profile: gpu,
-		Binaries: set, Versions: r.Versions, Report: p.Report,
+		Cluster: b.Cluster, Nodes: o.nodes, Rounds: o.rounds, Profile: b.GPUProfile,
+		Binaries: b.Binaries, Versions: b.Versions, Report: p.Report,
 	})
 	p.Close()
 	if err != nil {
@@ -95,33 +82,19 @@ func (o *benchNodesOptions) run(ctx context.Context) error {
 		fmt.Fprintf(w, "%-10s %5d %12.2f %12.2f\n", t.Method, t.Round, t.Create, t.Ready)
 	}
 	fmt.Fprintf(w, "ghostfleet / kwokctl (medians): created %.2f×, Ready %.2f×\n", res.CreateRatio, res.ReadyRatio)
-	dir, err := results.NewRunDir(o.resultsDir, "bench-nodes", res.Started)
-	if err != nil {
-		return err
-	}
-	if err := results.WriteJSON(dir, "bench.json", res); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "written to %s\n", dir)
-	return nil
+	return writeBench(w, o.resultsDir, "bench-nodes", res.Started, res)
 }
 
 const benchCluster = "ghostfleet-bench"
-
-// benchName points a benchmark at its throwaway cluster unless --name says
-// otherwise.
-func (g *globals) benchName() {
-	if !g.nameSet {
-		g.name = benchCluster
-	}
-}
 
 // benchFleet resolves the binaries and describes the throwaway fleet.
 func (g *globals) benchFleet(ctx context.Context, bins binaryFlags, nodes int, gpuProfile string, report progress.Func) (workload.BenchFleet, error) {
 	if err := g.ownOnly("bench"); err != nil {
 		return workload.BenchFleet{}, err
 	}
-	g.benchName()
+	if !g.nameSet {
+		g.name = benchCluster // the throwaway cluster, unless --name says otherwise
+	}
 	if nodes < 1 || nodes > fleet.MaxNodes {
 		return workload.BenchFleet{}, fmt.Errorf("--nodes %d is out of range: allowed are 1-%d", nodes, fleet.MaxNodes)
 	}
@@ -239,12 +212,12 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 	}
 	w := o.streams.Out
 	fmt.Fprintf(w, "load %d pods × %d GPU (%s mode) on %d nodes\n", o.pods, o.gpus, o.mode, o.nodes)
-	fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %9s  %-10s %s\n", "profile", "sched/s", "all run s", "p50 s", "p99 s", "backlog", "bottleneck", "CPU s (apiserver, etcd, scheduler, ctrl-mgr, kwok)")
+	fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %9s  %-10s %s\n", "profile", "sched/s", "all run s", "p50 s", "p99 s", "backlog", "bottleneck", "CPU s (apiserver, etcd, scheduler, ctrl-mgr, kwok, ghostfleet)")
 	for _, t := range res.Trials {
 		r := t.Result
-		fmt.Fprintf(w, "%-8s %9.1f %9.1f %9.2f %9.2f %9.0f  %-10s %.0f, %.0f, %.0f, %.0f, %.0f\n", t.Profile, r.ScheduleRate, r.DurationSeconds,
+		fmt.Fprintf(w, "%-8s %9.1f %9.1f %9.2f %9.2f %9.0f  %-10s %.0f, %.0f, %.0f, %.0f, %.0f, %.0f\n", t.Profile, r.ScheduleRate, r.DurationSeconds,
 			r.StartupLatency.CreateToRun.P50, r.StartupLatency.CreateToRun.P99, r.Verdict.MaxPending, r.Verdict.Bottleneck,
-			t.CPU["kube-apiserver"], t.CPU["etcd"], t.CPU["kube-scheduler"], t.CPU["kube-controller-manager"], t.CPU["kwok-controller"])
+			t.CPU["kube-apiserver"], t.CPU["etcd"], t.CPU["kube-scheduler"], t.CPU["kube-controller-manager"], t.CPU["kwok-controller"], t.CPU[fleet.SelfComponent])
 		fmt.Fprintf(w, "         APF rejected %v, max queued %v\n", nonZero(t.APF.Rejected), nonZero(t.APF.MaxInQueue))
 	}
 	if res.ThroughputRatio > 0 {
@@ -253,14 +226,33 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 	return writeBench(w, o.resultsDir, "bench-load", res.Started, res)
 }
 
-func nonZero(m map[string]float64) map[string]float64 {
-	out := map[string]float64{}
+// nonZero drops the zero entries and rounds the rest (Prometheus's
+// increase() extrapolates to fractions).
+func nonZero(m map[string]float64) map[string]int {
+	out := map[string]int{}
 	for k, v := range m {
-		if v != 0 {
-			out[k] = v
+		if n := int(math.Round(v)); n != 0 {
+			out[k] = n
 		}
 	}
 	return out
+}
+
+// countsText prints counts by kind as "429=12 timeout=3", or "none".
+func countsText(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
 }
 
 type benchChurnOptions struct {
@@ -324,12 +316,12 @@ func (o *benchChurnOptions) run(ctx context.Context) error {
 	}
 	w := o.streams.Out
 	fmt.Fprintf(w, "churn on %d nodes, profile %s, %s per rate\n", o.nodes, o.profile, o.duration)
-	fmt.Fprintf(w, "%7s %9s %9s %8s %10s %10s  %-24s %s\n", "target", "created/s", "deleted/s", "achieved", "create p99", "delete p99", "errors", "CPU s (apiserver, etcd, scheduler, kwok)")
+	fmt.Fprintf(w, "%7s %9s %9s %8s %10s %10s  %-12s %s\n", "target", "created/s", "deleted/s", "achieved", "create p99", "delete p99", "errors", "CPU s (apiserver, etcd, scheduler, kwok, ghostfleet)")
 	for _, t := range res.Trials {
 		r := t.Result
-		fmt.Fprintf(w, "%7g %9.1f %9.1f %7.1f%% %9.3fs %9.3fs  %-24v %.0f, %.0f, %.0f, %.0f\n", t.Rate, r.AchievedCreateRate, r.AchievedDeleteRate, 100*r.CreateRatio,
-			r.Latency[workload.VerbCreate].P99, r.Latency[workload.VerbDelete].P99, r.Errors,
-			t.CPU["kube-apiserver"], t.CPU["etcd"], t.CPU["kube-scheduler"], t.CPU["kwok-controller"])
+		fmt.Fprintf(w, "%7g %9.1f %9.1f %7.1f%% %9.3fs %9.3fs  %-12s %.0f, %.0f, %.0f, %.0f, %.0f\n", t.Rate, r.AchievedCreateRate, r.AchievedDeleteRate, 100*r.CreateRatio,
+			r.Latency[workload.VerbCreate].P99, r.Latency[workload.VerbDelete].P99, countsText(r.Errors),
+			t.CPU["kube-apiserver"], t.CPU["etcd"], t.CPU["kube-scheduler"], t.CPU["kwok-controller"], t.CPU[fleet.SelfComponent])
 		fmt.Fprintf(w, "        APF rejected %v, max queued %v\n", nonZero(t.APF.Rejected), nonZero(t.APF.MaxInQueue))
 	}
 	return writeBench(w, o.resultsDir, "bench-churn", res.Started, res)

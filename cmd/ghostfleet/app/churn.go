@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -171,20 +170,7 @@ func printChurn(w interface{ Write([]byte) (int, error) }, kind string, r worklo
 		l := r.Latency[verb]
 		fmt.Fprintf(w, "  %-7s latency p50 %.3fs  p99 %.3fs  max %.3fs  (%d requests)\n", verb, l.P50, l.P99, l.Max, l.Count)
 	}
-	if len(r.Errors) == 0 {
-		fmt.Fprintln(w, "  errors: none")
-	} else {
-		kinds := make([]string, 0, len(r.Errors))
-		for k := range r.Errors {
-			kinds = append(kinds, k)
-		}
-		sort.Strings(kinds)
-		fmt.Fprint(w, "  errors:")
-		for _, k := range kinds {
-			fmt.Fprintf(w, " %s=%d", k, r.Errors[k])
-		}
-		fmt.Fprintln(w)
-	}
+	fmt.Fprintln(w, "  errors:", countsText(r.Errors))
 	if r.Limited {
 		fmt.Fprintf(w, "  shed (all %d slots busy): create %d, delete %d; request timeout %.1fs\n",
 			r.Concurrency, r.Shed[workload.VerbCreate], r.Shed[workload.VerbDelete], r.RequestTimeout)
