@@ -186,7 +186,7 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 	if !firstSeen.IsZero() && lastScheduled.After(firstSeen) {
 		res.ScheduleRate = float64(res.Scheduled) / lastScheduled.Sub(firstSeen).Seconds()
 	}
-	res.Verdict = verdict(context.WithoutCancel(ctx), opts, res, maxBacklog, start, end)
+	res.Verdict = verdict(ctx, opts, res, maxBacklog, start, end)
 
 	rec.Ended = end.UTC()
 	rec.Result = res
@@ -236,7 +236,8 @@ func createPods(ctx context.Context, cs kubernetes.Interface, opts LoadOptions, 
 					},
 					Spec: PodSpec(opts.GPUs),
 				}
-				if _, err := cs.CoreV1().Pods(opts.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				_, err := cs.CoreV1().Pods(opts.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+				if err != nil && ctx.Err() == nil { // an interrupted create is not the server's error
 					errs.Add(1)
 					once.Do(func() { first = err })
 				}
@@ -291,15 +292,16 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 	v := Verdict{MaxPending: float64(watchBacklog), AttemptRate: res.ScheduleRate, Source: "watch"}
 	promNote := ""
 	if opts.PrometheusURL != "" {
-		// Prometheus scrapes every 15s: let the last scrape of the run land.
+		// Prometheus scrapes every 15s: let the last scrape of the run
+		// land, unless the user has interrupted the run and is waiting.
 		window := int(math.Ceil(end.Sub(start).Seconds())) + 15
 		at := end.Add(15 * time.Second)
-		if wait := time.Until(at); wait > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(wait):
-			}
+		select {
+		case <-ctx.Done():
+			at = time.Now()
+		case <-time.After(time.Until(at)):
 		}
+		ctx := context.WithoutCancel(ctx)
 		if prom, err := metrics.NewPrometheus(opts.PrometheusURL); err == nil {
 			// A counter born during a short run may have a single sample,
 			// which increase() cannot use: then the attempt rate stays the

@@ -125,10 +125,29 @@ func (o *loadOptions) run(ctx context.Context, args []string) error {
 }
 
 func printLoad(w interface{ Write([]byte) (int, error) }, r workload.LoadResult) {
-	fmt.Fprintf(w, "load: %d pods × %d GPU (%s mode)\n", r.Pods, r.GPUsPerPod, r.Mode)
-	fmt.Fprintf(w, "  all created   %7.2fs  (%.0f pods/s)\n", r.CreateSeconds, r.CreateRate)
-	fmt.Fprintf(w, "  all scheduled %7.2fs  (%.0f pods/s)\n", r.ScheduleSeconds, r.ScheduleRate)
-	fmt.Fprintf(w, "  all running   %7.2fs  (%.0f pods/s overall)\n", r.DurationSeconds, r.PodsPerSecond)
+	status := ""
+	switch {
+	case r.Interrupted:
+		status = " — interrupted"
+	case r.TimedOut:
+		status = " — timed out"
+	}
+	fmt.Fprintf(w, "load: %d pods × %d GPU (%s mode)%s\n", r.Pods, r.GPUsPerPod, r.Mode, status)
+	if r.CreateSeconds > 0 {
+		fmt.Fprintf(w, "  all created   %7.2fs  (%.0f pods/s)\n", r.CreateSeconds, r.CreateRate)
+	} else {
+		fmt.Fprintln(w, "  not all created")
+	}
+	if r.Scheduled == r.Pods {
+		fmt.Fprintf(w, "  all scheduled %7.2fs  (%.0f pods/s)\n", r.ScheduleSeconds, r.ScheduleRate)
+	} else {
+		fmt.Fprintf(w, "  %d of %d scheduled, the last at %.2fs (%.0f pods/s)\n", r.Scheduled, r.Pods, r.ScheduleSeconds, r.ScheduleRate)
+	}
+	if r.Running == r.Pods {
+		fmt.Fprintf(w, "  all running   %7.2fs  (%.0f pods/s overall)\n", r.DurationSeconds, r.PodsPerSecond)
+	} else {
+		fmt.Fprintf(w, "  %d of %d running, the last at %.2fs\n", r.Running, r.Pods, r.DurationSeconds)
+	}
 	fmt.Fprintf(w, "  scheduled %d, running %d, unschedulable %d, failed %d, create errors %d\n",
 		r.Scheduled, r.Running, r.Unschedulable, r.Failed, r.CreateErrors)
 	fmt.Fprintln(w, "  startup latency (s)      p50      p90      p99")

@@ -12,7 +12,9 @@ import (
 	"regexp"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 )
@@ -104,6 +106,9 @@ Every command targets GhostFleet's own cluster (--name, default
 // cancels the running command's context; the command cleans up and says
 // what it left behind.
 func Main(streams Streams, args []string) int {
+	// client-go logs through klog; what matters reaches the user as errors,
+	// and a cancelled request's "context canceled" lines are only noise.
+	klog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, streams, args)
