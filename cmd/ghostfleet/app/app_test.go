@@ -11,6 +11,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// testCluster is a fleet name that never exists, so that these tests never
+// touch a fleet the developer has up (kwok's work folder is fixed when the
+// process starts, so HOME cannot be redirected per test).
+const testCluster = "ghostfleet-unit-test-absent"
+
+func TestMain(m *testing.M) {
+	os.Setenv("GHOSTFLEET_CLUSTER", testCluster)
+	os.Exit(m.Run())
+}
+
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -119,7 +129,7 @@ func TestKubeconfigEnvironmentIsIgnored(t *testing.T) {
 	}
 	t.Setenv("KUBECONFIG", kc)
 	code, _, errOut := run(t, "status")
-	if code == 0 || strings.Contains(errOut, kc) || !strings.Contains(errOut, `fleet "ghostfleet" is not up`) {
+	if code == 0 || strings.Contains(errOut, kc) || !strings.Contains(errOut, `fleet "`+testCluster+`" is not up`) {
 		t.Errorf("exit %d, stderr %q: want a refusal that names GhostFleet's fleet, not $KUBECONFIG", code, errOut)
 	}
 }

@@ -29,6 +29,11 @@ func (b *binaryFlags) add(fs *pflag.FlagSet) {
 }
 
 func (b *binaryFlags) resolver(report progress.Func) (*binaries.Resolver, error) {
+	for name := range b.explicit {
+		if _, err := binaries.Lookup(name); err != nil {
+			return nil, fmt.Errorf("--binary: %w", err)
+		}
+	}
 	root := b.cacheDir
 	if root == "" {
 		var err error
