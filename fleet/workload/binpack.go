@@ -111,10 +111,11 @@ func (o BinpackOptions) Sizes(target int64) []int {
 	return sizes
 }
 
-// Decile is scheduling latency for the pods created while the fleet's
-// GPU occupancy was in one tenth.
+// Decile is what the scheduler did while the fleet's GPU occupancy was
+// in one tenth.
 type Decile struct {
 	Occupancy string      `json:"occupancy"` // "90-100%"
+	BindRate  float64     `json:"bindRate"`  // pods bound per second
 	Latency   Percentiles `json:"createToSchedule"`
 }
 
@@ -208,47 +209,51 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 	return res, rec, nil
 }
 
-// binpackAccounting buckets each pod's create→scheduled latency by the
-// fleet's occupancy when it was created.
+// binpackAccounting buckets the pods by the fleet's GPU occupancy when
+// each was bound, and gives per decile the scheduler's bind rate and the
+// pods' create→scheduled latency: if filtering gets harder as feasible
+// nodes become scarce, the rate falls and the latency climbs in the top
+// deciles.
 func binpackAccounting(res BinpackResult, pods []PodTimes, total, used int64) BinpackResult {
-	type bind struct {
-		at   time.Time
-		gpus int64
-	}
-	var binds []bind
+	var bound []PodTimes
 	for _, p := range pods {
-		size, _ := strconv.Atoi(p.Group)
 		if p.Scheduled.IsZero() {
+			size, _ := strconv.Atoi(p.Group)
 			if res.UnschedulableBySize == nil {
 				res.UnschedulableBySize = map[int]int{}
 			}
 			res.UnschedulableBySize[size]++
 			continue
 		}
-		binds = append(binds, bind{p.Scheduled, int64(size)})
+		bound = append(bound, p)
+	}
+	sort.Slice(bound, func(i, j int) bool { return bound[i].Scheduled.Before(bound[j].Scheduled) })
+	type decile struct {
+		latency     []time.Duration
+		first, last time.Time
+	}
+	deciles := make([]decile, 10)
+	occupied := used
+	for _, p := range bound {
+		size, _ := strconv.Atoi(p.Group)
+		d := &deciles[min(int(10*occupied/total), 9)]
+		d.latency = append(d.latency, p.Scheduled.Sub(p.Created))
+		if d.first.IsZero() {
+			d.first = p.Scheduled
+		}
+		d.last = p.Scheduled
+		occupied += int64(size)
 		res.ScheduledGPUs += int64(size)
 	}
-	sort.Slice(binds, func(i, j int) bool { return binds[i].at.Before(binds[j].at) })
-	bound := make([]int64, len(binds)+1) // bound[i]: GPUs of the first i binds
-	for i, b := range binds {
-		bound[i+1] = bound[i] + b.gpus
-	}
-	occupancyAt := func(t time.Time) float64 {
-		i := sort.Search(len(binds), func(i int) bool { return binds[i].at.After(t) })
-		return float64(used+bound[i]) / float64(total)
-	}
-	buckets := make([][]time.Duration, 10)
-	for _, p := range pods {
-		if p.Scheduled.IsZero() {
+	for i, d := range deciles {
+		if len(d.latency) == 0 {
 			continue
 		}
-		d := min(int(occupancyAt(p.Created)*10), 9)
-		buckets[d] = append(buckets[d], p.Scheduled.Sub(p.Created))
-	}
-	for d, b := range buckets {
-		if len(b) > 0 {
-			res.Deciles = append(res.Deciles, Decile{Occupancy: fmt.Sprintf("%d-%d%%", d*10, d*10+10), Latency: Summarise(b)})
+		dec := Decile{Occupancy: fmt.Sprintf("%d-%d%%", i*10, i*10+10), Latency: Summarise(d.latency)}
+		if span := d.last.Sub(d.first).Seconds(); span > 0 {
+			dec.BindRate = float64(len(d.latency)-1) / span
 		}
+		res.Deciles = append(res.Deciles, dec)
 	}
 	res.Occupancy = float64(used+res.ScheduledGPUs) / float64(total)
 	return res

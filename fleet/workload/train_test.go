@@ -103,7 +103,7 @@ func TestBinpackAccounting(t *testing.T) {
 	if res.ScheduledGPUs != 9 || res.Occupancy != 0.9 || res.UnschedulableBySize[2] != 1 {
 		t.Errorf("result %+v", res)
 	}
-	// Created at 0% (first), 40% (second) and 80% (third) occupancy.
+	// Bound at 0% (first), 40% (second) and 80% (third) occupancy.
 	want := map[string]float64{"0-10%": 0.010, "40-50%": 0.020, "80-90%": 0.050}
 	if len(res.Deciles) != 3 {
 		t.Fatalf("deciles %+v", res.Deciles)

@@ -39,7 +39,7 @@ nodes by free GPUs and the free GPUs no whole-node pod can use.`,
 	fs := cmd.Flags()
 	fs.Float64Var(&o.opts.Fill, "fill", 0.95, "share of the fleet's GPUs to fill (0-1]")
 	fs.StringVar(&o.mix, "mix", "1:40,2:30,4:20,8:10", "pod sizes and their weights by count, SIZE:WEIGHT,…")
-	fs.Float64Var(&o.opts.Rate, "rate", 40, "pods created per second")
+	fs.Float64Var(&o.opts.Rate, "rate", 20, "pods created per second (keep it below the scheduler's throughput, or queueing hides its work)")
 	fs.Uint64Var(&o.opts.Seed, "seed", 1, "seed of the size draw (same seed, same pods)")
 	fs.StringVar(&o.opts.Namespace, "namespace", "gf-binpack", "workload namespace")
 	fs.DurationVar(&o.opts.Timeout, "timeout", 15*time.Minute, "give up after this long")
@@ -98,9 +98,9 @@ func (o *binpackOptions) run(ctx context.Context) error {
 func printBinpack(w io.Writer, r workload.BinpackResult) {
 	fmt.Fprintf(w, "binpack: %d pods for %d of %d GPUs (fill %.0f%%) — %s after %.1fs\n", r.Pods, r.TargetGPUs, r.TotalGPUs, 100*r.Fill, r.Outcome, r.DurationSeconds)
 	fmt.Fprintf(w, "  occupancy reached %.1f%%; unschedulable pods by size %v\n", 100*r.Occupancy, r.UnschedulableBySize)
-	fmt.Fprintln(w, "  occupancy   pods   create→scheduled p50     p99")
+	fmt.Fprintln(w, "  occupancy at bind   pods  bound/s   create→scheduled p50     p99")
 	for _, d := range r.Deciles {
-		fmt.Fprintf(w, "  %-9s %6d   %15.3fs %8.3fs\n", d.Occupancy, d.Latency.Count, d.Latency.P50, d.Latency.P99)
+		fmt.Fprintf(w, "  %-17s %6d %8.1f   %20.3fs %8.3fs\n", d.Occupancy, d.Latency.Count, d.BindRate, d.Latency.P50, d.Latency.P99)
 	}
 	fmt.Fprintf(w, "  nodes by free GPUs (0..): %v\n", r.FreeGPUsPerNode)
 	fmt.Fprintf(w, "  free GPUs on partly used nodes, unusable by a whole-node pod: %d\n", r.StrandedForWholeNode)
