@@ -18,11 +18,34 @@ const clockTicks = 100
 // load generator shares the machine): the difference of two calls shows
 // where a run's time went.
 func ComponentCPU(name string) (map[string]time.Duration, error) {
-	files, err := filepath.Glob(filepath.Join(clusterWorkdir(name), "pids", "*.pid"))
+	pids, err := PIDs(name)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]time.Duration{}
+	for component, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // not running
+		}
+		cpu, err := parseStatCPU(string(stat))
+		if err != nil {
+			return nil, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		out[component] = cpu
+	}
+	out[SelfComponent] = selfCPU()
+	return out, nil
+}
+
+// PIDs maps each component of the cluster to its process id, from the pid
+// files kwok's binary runtime keeps.
+func PIDs(name string) (map[string]int, error) {
+	files, err := filepath.Glob(filepath.Join(clusterWorkdir(name), "pids", "*.pid"))
+	if err != nil {
+		return nil, err
+	}
+	pids := map[string]int{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -32,18 +55,9 @@ func ComponentCPU(name string) (map[string]time.Duration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue // not running
-		}
-		cpu, err := parseStatCPU(string(stat))
-		if err != nil {
-			return nil, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-		out[strings.TrimSuffix(filepath.Base(f), ".pid")] = cpu
+		pids[strings.TrimSuffix(filepath.Base(f), ".pid")] = pid
 	}
-	out[SelfComponent] = selfCPU()
-	return out, nil
+	return pids, nil
 }
 
 // parseStatCPU reads utime and stime (fields 14 and 15) of a /proc/PID/stat

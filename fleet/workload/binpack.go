@@ -153,14 +153,7 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 	}
 	sizes := opts.Sizes(res.TargetGPUs)
 	res.Pods = len(sizes)
-	if err := EnsureNamespace(ctx, clients.Admin, opts.Namespace); err != nil {
-		return res, rec, err
-	}
-	load, err := clients.LoadClientset(opts.Namespace)
-	if err != nil {
-		return res, rec, err
-	}
-	tracker, err := StartTracker(ctx, clients.Admin, opts.Namespace, LabelRun+"="+opts.RunID, LabelGPUs)
+	load, tracker, err := startRun(ctx, clients, opts.Namespace, opts.RunID, LabelGPUs)
 	if err != nil {
 		return res, rec, err
 	}
@@ -194,16 +187,7 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 		return res, rec, err
 	}
 	res.DurationSeconds = w.End.Sub(start).Seconds()
-	switch {
-	case w.Interrupted:
-		res.Outcome = "interrupted"
-	case w.TimedOut:
-		res.Outcome = "timed out"
-	case w.Stalled:
-		res.Outcome = "stalled: the rest is unschedulable"
-	default:
-		res.Outcome = "all scheduled"
-	}
+	res.Outcome = w.outcome("all scheduled")
 	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), res.Outcome, res
 	rec.Phases = []results.Phase{{Name: "binpack", Start: start.UTC(), End: w.End.UTC()}}
 	return res, rec, nil

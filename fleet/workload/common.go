@@ -236,3 +236,20 @@ func DeleteAll(ctx context.Context, cs kubernetes.Interface) (int, error) {
 		}
 	}
 }
+
+// startRun prepares a run's namespace and starts watching its pods (those
+// labelled with runID); it returns the load identity's client.
+func startRun(ctx context.Context, clients Clients, ns, runID, groupLabel string) (kubernetes.Interface, *Tracker, error) {
+	if err := EnsureNamespace(ctx, clients.Admin, ns); err != nil {
+		return nil, nil, err
+	}
+	load, err := clients.LoadClientset(ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	tracker, err := StartTracker(ctx, clients.Admin, ns, LabelRun+"="+runID, groupLabel)
+	if err != nil {
+		return nil, nil, err
+	}
+	return load, tracker, nil
+}

@@ -122,15 +122,7 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 	rec := results.Record{ID: opts.RunID, Kind: "load", Params: opts, Started: time.Now().UTC()}
 	res := LoadResult{Pods: opts.Pods, GPUsPerPod: opts.GPUs, Mode: opts.Mode}
 	report := opts.Report
-	if err := EnsureNamespace(ctx, clients.Admin, opts.Namespace); err != nil {
-		return res, rec, err
-	}
-	load, err := clients.LoadClientset(opts.Namespace)
-	if err != nil {
-		return res, rec, err
-	}
-	selector := LabelRun + "=" + opts.RunID
-	tracker, err := StartTracker(ctx, clients.Admin, opts.Namespace, selector, "")
+	load, tracker, err := startRun(ctx, clients, opts.Namespace, opts.RunID, "")
 	if err != nil {
 		return res, rec, err
 	}
@@ -194,14 +186,7 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 	if !createdAt.IsZero() {
 		rec.Phases = append(rec.Phases, results.Phase{Name: "schedule+run", Start: createdAt.UTC(), End: end.UTC()})
 	}
-	switch {
-	case res.Interrupted:
-		rec.Outcome = "interrupted"
-	case res.TimedOut:
-		rec.Outcome = "timed out"
-	default:
-		rec.Outcome = "completed"
-	}
+	rec.Outcome = w.outcome("completed")
 	if firstErr != nil && res.CreateErrors == opts.Pods {
 		return res, rec, fmt.Errorf("every create failed; first error: %w", firstErr)
 	}
@@ -351,6 +336,20 @@ type waitOutcome struct {
 	CreatedAt, End                 time.Time
 	TimedOut, Interrupted, Stalled bool
 	MaxBacklog                     int
+}
+
+// outcome names how the wait ended; done is the word for success.
+func (w waitOutcome) outcome(done string) string {
+	switch {
+	case w.Interrupted:
+		return "interrupted"
+	case w.TimedOut:
+		return "timed out"
+	case w.Stalled:
+		return "stalled"
+	default:
+		return done
+	}
 }
 
 // waitRunning waits until Expect tracked pods run, the timeout, a stall,

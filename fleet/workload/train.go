@@ -83,14 +83,7 @@ type TrainResult struct {
 func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult, results.Record, error) {
 	rec := results.Record{ID: opts.RunID, Kind: "train", Params: opts, Started: time.Now().UTC()}
 	res := TrainResult{Jobs: opts.Jobs, PodsPerJob: opts.PodsPerJob, GPUsPerPod: opts.GPUsPerPod}
-	if err := EnsureNamespace(ctx, clients.Admin, opts.Namespace); err != nil {
-		return res, rec, err
-	}
-	load, err := clients.LoadClientset(opts.Namespace)
-	if err != nil {
-		return res, rec, err
-	}
-	tracker, err := StartTracker(ctx, clients.Admin, opts.Namespace, LabelRun+"="+opts.RunID, jobNameLabel)
+	load, tracker, err := startRun(ctx, clients, opts.Namespace, opts.RunID, jobNameLabel)
 	if err != nil {
 		return res, rec, err
 	}
@@ -123,16 +116,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	})
 	res = trainAccounting(res, tracker.Pods(), created, w.End)
 	res.DurationSeconds = w.End.Sub(start).Seconds()
-	switch {
-	case w.Interrupted:
-		res.Outcome = "interrupted"
-	case w.TimedOut:
-		res.Outcome = "timed out"
-	case w.Stalled:
-		res.Outcome = "stalled"
-	default:
-		res.Outcome = "all started"
-	}
+	res.Outcome = w.outcome("all started")
 	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), res.Outcome, res
 	rec.Phases = []results.Phase{{Name: "train", Start: start.UTC(), End: w.End.UTC()}}
 	return res, rec, nil

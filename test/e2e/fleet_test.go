@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -154,7 +153,7 @@ func TestFleetLifecycle(t *testing.T) {
 	})
 
 	t.Run("every component listens on 127.0.0.1 only", func(t *testing.T) {
-		listeners, err := clusterListeners(filepath.Dir(fleet.Own(cluster).Kubeconfig))
+		listeners, err := clusterListeners(cluster)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,8 +212,7 @@ func TestFleetLifecycle(t *testing.T) {
 	})
 
 	t.Run("clean", func(t *testing.T) {
-		workdir := filepath.Dir(fleet.Own(cluster).Kubeconfig)
-		pids, err := clusterPIDs(workdir)
+		pids, err := fleet.PIDs(cluster)
 		if err != nil || len(pids) == 0 {
 			t.Fatalf("pids %v, %v", pids, err)
 		}

@@ -8,32 +8,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
-)
 
-// clusterPIDs reads the pid files kwok's binary runtime keeps.
-func clusterPIDs(workdir string) ([]int, error) {
-	files, err := filepath.Glob(filepath.Join(workdir, "pids", "*.pid"))
-	if err != nil {
-		return nil, err
-	}
-	var pids []int
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		pids = append(pids, pid)
-	}
-	return pids, nil
-}
+	"github.com/ghostfleet/ghostfleet/fleet"
+)
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
@@ -41,8 +21,8 @@ type listener struct{ process, addr string }
 
 // clusterListeners lists the TCP sockets in LISTEN state that the
 // cluster's processes hold, from /proc.
-func clusterListeners(workdir string) ([]listener, error) {
-	pids, err := clusterPIDs(workdir)
+func clusterListeners(name string) ([]listener, error) {
+	pids, err := fleet.PIDs(name)
 	if err != nil {
 		return nil, err
 	}

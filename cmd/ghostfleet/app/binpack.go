@@ -49,19 +49,12 @@ nodes by free GPUs and the free GPUs no whole-node pod can use.`,
 }
 
 func (o *binpackOptions) run(ctx context.Context) error {
-	if err := checkOutput(o.output); err != nil {
-		return err
-	}
 	mix, err := workload.ParseMix(o.mix)
 	if err != nil {
 		return err
 	}
 	o.opts.Mix = mix
-	env, err := o.runEnv("")
-	if err != nil {
-		return err
-	}
-	capacity, err := workload.CheckFleet(ctx, env.clients.Admin)
+	env, capacity, err := o.startWorkload(ctx, o.output, "")
 	if err != nil {
 		return err
 	}
@@ -76,23 +69,7 @@ func (o *binpackOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dir, err := env.writeRecord(o.resultsDir, rec)
-	if err != nil {
-		return fmt.Errorf("writing the run record: %w", err)
-	}
-	if o.output == "json" {
-		if err := writeJSON(o.streams.Out, res); err != nil {
-			return err
-		}
-	} else {
-		printBinpack(o.streams.Out, res)
-	}
-	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
-	leftBehind(ctx, o.streams.ErrOut, o.opts.Namespace)
-	if res.Outcome == "interrupted" {
-		return exitError{code: 130}
-	}
-	return nil
+	return env.report(ctx, o.streams, o.output, o.resultsDir, o.opts.Namespace, rec, res, func(w io.Writer) { printBinpack(w, res) })
 }
 
 func printBinpack(w io.Writer, r workload.BinpackResult) {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -69,9 +70,6 @@ each request gives up after --request-timeout.`
 }
 
 func (o *churnOptions) run(ctx context.Context, args []string) error {
-	if err := checkOutput(o.output); err != nil {
-		return err
-	}
 	rate, err := parseRate(args[0])
 	if err != nil {
 		return err
@@ -91,11 +89,7 @@ func (o *churnOptions) run(ctx context.Context, args []string) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	env, err := o.runEnv("")
-	if err != nil {
-		return err
-	}
-	capacity, err := workload.CheckFleet(ctx, env.clients.Admin)
+	env, capacity, err := o.startWorkload(ctx, o.output, "")
 	if err != nil {
 		return err
 	}
@@ -137,31 +131,21 @@ func (o *churnOptions) run(ctx context.Context, args []string) error {
 	if res.Interrupted {
 		outcome = "interrupted"
 	}
-	dir, err := env.writeRecord(o.resultsDir, results.Record{
+	rec := results.Record{
 		ID: opts.RunID, Kind: kind, Started: started, Ended: ended, Outcome: outcome, Params: opts, Result: res,
 		Phases: []results.Phase{{Name: kind, Start: started, End: ended}},
-	})
-	if err != nil {
-		return fmt.Errorf("writing the run record: %w", err)
 	}
-	if o.output == "json" {
-		if err := writeJSON(o.streams.Out, res); err != nil {
-			return err
-		}
-	} else {
-		printChurn(o.streams.Out, kind, res)
+	// Churn removed its pods itself: nothing is left behind.
+	if err := env.report(ctx, o.streams, o.output, o.resultsDir, "", rec, res, func(w io.Writer) { printChurn(w, kind, res) }); err != nil {
+		return err
 	}
-	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
 	if cerr != nil {
 		return fmt.Errorf("removing the run's pods: %w (`ghostfleet unload` removes every GhostFleet workload)", cerr)
-	}
-	if res.Interrupted {
-		return exitError{code: 130}
 	}
 	return nil
 }
 
-func printChurn(w interface{ Write([]byte) (int, error) }, kind string, r workload.ChurnResult) {
+func printChurn(w io.Writer, kind string, r workload.ChurnResult) {
 	fmt.Fprintf(w, "%s: target %g pods/s for %.0fs (pods live %.0fs)\n", kind, r.TargetRate, r.DurationSeconds, r.LifetimeSeconds)
 	fmt.Fprintf(w, "  creates: %d of %d slots succeeded, achieved %.1f pods/s (%.1f%% of target)\n",
 		r.Created, r.Attempted[workload.VerbCreate], r.AchievedCreateRate, 100*r.CreateRatio)

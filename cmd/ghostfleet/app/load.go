@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -63,9 +64,6 @@ results/load-<time>/run.json.`,
 }
 
 func (o *loadOptions) run(ctx context.Context, args []string) error {
-	if err := checkOutput(o.output); err != nil {
-		return err
-	}
 	pods, err := parseCount("pod count", args[0], 1, 100000)
 	if err != nil {
 		return err
@@ -74,11 +72,7 @@ func (o *loadOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	env, err := o.runEnv(o.prometheusURL)
-	if err != nil {
-		return err
-	}
-	capacity, err := workload.CheckFleet(ctx, env.clients.Admin)
+	env, capacity, err := o.startWorkload(ctx, o.output, o.prometheusURL)
 	if err != nil {
 		return err
 	}
@@ -100,31 +94,19 @@ func (o *loadOptions) run(ctx context.Context, args []string) error {
 	if err != nil && rec.Outcome == "" {
 		return err
 	}
-	dir, werr := env.writeRecord(o.resultsDir, rec)
-	if werr != nil {
-		return fmt.Errorf("writing the run record: %w", werr)
+	if rerr := env.report(ctx, o.streams, o.output, o.resultsDir, o.namespace, rec, res, func(w io.Writer) { printLoad(w, res) }); rerr != nil {
+		return rerr
 	}
-	if o.output == "json" {
-		if err := writeJSON(o.streams.Out, res); err != nil {
-			return err
-		}
-	} else {
-		printLoad(o.streams.Out, res)
-	}
-	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
-	leftBehind(ctx, o.streams.ErrOut, o.namespace)
 	switch {
 	case err != nil:
 		return err
-	case res.Interrupted:
-		return exitError{code: 130}
 	case res.TimedOut:
 		return exitError{code: 1, msg: fmt.Sprintf("timed out after %s: %d of %d pods running", o.timeout, res.Running, pods)}
 	}
 	return nil
 }
 
-func printLoad(w interface{ Write([]byte) (int, error) }, r workload.LoadResult) {
+func printLoad(w io.Writer, r workload.LoadResult) {
 	status := ""
 	switch {
 	case r.Interrupted:

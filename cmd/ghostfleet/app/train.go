@@ -51,14 +51,7 @@ The run ends when every job runs, after --stall without progress, or at
 }
 
 func (o *trainOptions) run(ctx context.Context) error {
-	if err := checkOutput(o.output); err != nil {
-		return err
-	}
-	env, err := o.runEnv("")
-	if err != nil {
-		return err
-	}
-	capacity, err := workload.CheckFleet(ctx, env.clients.Admin)
+	env, capacity, err := o.startWorkload(ctx, o.output, "")
 	if err != nil {
 		return err
 	}
@@ -77,23 +70,7 @@ func (o *trainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dir, err := env.writeRecord(o.resultsDir, rec)
-	if err != nil {
-		return fmt.Errorf("writing the run record: %w", err)
-	}
-	if o.output == "json" {
-		if err := writeJSON(o.streams.Out, res); err != nil {
-			return err
-		}
-	} else {
-		printTrain(o.streams.Out, res)
-	}
-	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
-	leftBehind(ctx, o.streams.ErrOut, o.opts.Namespace)
-	if res.Outcome == "interrupted" {
-		return exitError{code: 130}
-	}
-	return nil
+	return env.report(ctx, o.streams, o.output, o.resultsDir, o.opts.Namespace, rec, res, func(w io.Writer) { printTrain(w, res) })
 }
 
 func printTrain(w io.Writer, r workload.TrainResult) {

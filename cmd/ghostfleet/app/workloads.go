@@ -37,6 +37,21 @@ func (g *globals) runEnv(prometheusURL string) (runEnv, error) {
 	return env, err
 }
 
+// startWorkload checks what every workload command checks first: the
+// output format, the fleet (up, attached) and its capacity, refusing
+// fleets where pods could land on real nodes.
+func (g *globals) startWorkload(ctx context.Context, output, prometheusURL string) (runEnv, workload.Capacity, error) {
+	if err := checkOutput(output); err != nil {
+		return runEnv{}, workload.Capacity{}, err
+	}
+	env, err := g.runEnv(prometheusURL)
+	if err != nil {
+		return env, workload.Capacity{}, err
+	}
+	capacity, err := workload.CheckFleet(ctx, env.clients.Admin)
+	return env, capacity, err
+}
+
 func (e runEnv) clusterName() string {
 	if e.target.Attached() {
 		return e.target.String()
@@ -100,9 +115,28 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// leftBehind says what an interrupted run left on the fleet.
-func leftBehind(ctx context.Context, w io.Writer, ns string) {
-	if ctx.Err() != nil {
-		fmt.Fprintf(w, "interrupted: the run's pods are left in namespace %s; `ghostfleet unload` removes every GhostFleet workload\n", ns)
+// report ends every workload command alike: write the run record, print
+// the result (JSON, or text by printText), say where the record is and
+// what an interrupted run left in namespace ns (none when ns is empty: the
+// run cleaned up), and exit 130 if it was interrupted.
+func (e runEnv) report(ctx context.Context, s Streams, output, resultsDir, ns string, rec results.Record, res any, printText func(io.Writer)) error {
+	dir, err := e.writeRecord(resultsDir, rec)
+	if err != nil {
+		return fmt.Errorf("writing the run record: %w", err)
 	}
+	if output == "json" {
+		if err := writeJSON(s.Out, res); err != nil {
+			return err
+		}
+	} else {
+		printText(s.Out)
+	}
+	fmt.Fprintf(s.ErrOut, "run record: %s\n", dir)
+	if ctx.Err() != nil {
+		if ns != "" {
+			fmt.Fprintf(s.ErrOut, "interrupted: the run's pods are left in namespace %s; `ghostfleet unload` removes every GhostFleet workload\n", ns)
+		}
+		return exitError{code: 130}
+	}
+	return nil
 }
