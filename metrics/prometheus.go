@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -97,5 +98,46 @@ func (p *Prometheus) ByLabel(ctx context.Context, query, label string, at time.T
 	for _, s := range vec {
 		out[string(s.Metric[model.LabelName(label)])] = float64(s.Value)
 	}
+	return out, nil
+}
+
+// Series is one labelled time series of a range query.
+type Series struct {
+	Labels map[string]string `json:"labels"`
+	// Points are [unix seconds, value] pairs; NaN and infinite values
+	// (a quantile over no requests) are left out.
+	Points [][2]float64 `json:"points"`
+}
+
+// Range evaluates query every step from start to end.
+func (p *Prometheus) Range(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]Series, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, _, err := p.api.QueryRange(ctx, query, promv1.Range{Start: start, End: end, Step: step})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus range query %q: %w", query, err)
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("prometheus range query %q: unexpected result type %s", query, v.Type())
+	}
+	out := make([]Series, 0, len(m))
+	for _, s := range m {
+		series := Series{Labels: map[string]string{}}
+		for k, v := range s.Metric {
+			series.Labels[string(k)] = string(v)
+		}
+		for _, pt := range s.Values {
+			f := float64(pt.Value)
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				continue
+			}
+			series.Points = append(series.Points, [2]float64{float64(pt.Timestamp.Unix()), f})
+		}
+		if len(series.Points) > 0 {
+			out = append(out, series)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i].Labels) < fmt.Sprint(out[j].Labels) })
 	return out, nil
 }

@@ -73,6 +73,46 @@ func TestWorkloads(t *testing.T) {
 		}
 	})
 
+	t.Run("snapshot of the load", func(t *testing.T) {
+		r := ghostfleet(t, ctx, "snapshot", "--since", "5m", "--name", loadCluster, "--results-dir", resultsDir)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.errOut)
+		}
+		dirs, _ := filepath.Glob(filepath.Join(resultsDir, "snapshot-*"))
+		if len(dirs) != 1 {
+			t.Fatalf("snapshot folders %v", dirs)
+		}
+		var ms []results.QuerySeries
+		readFile(t, filepath.Join(dirs[0], "metrics.json"), &ms)
+		for _, q := range ms {
+			switch q.ID {
+			case "apiserver-p99-by-verb", "scheduler-throughput", "etcd-db-size":
+				if len(q.Series) == 0 || len(q.Series[0].Points) == 0 || q.Error != "" {
+					t.Errorf("%s: %d series, error %q", q.ID, len(q.Series), q.Error)
+				}
+			}
+		}
+		var run results.SnapshotRun
+		readFile(t, filepath.Join(dirs[0], "run.json"), &run)
+		if len(run.Runs) != 1 || run.Runs[0].Kind != "load" || run.Fleet.Nodes != 100 || run.Fleet.GPUs != 800 {
+			t.Errorf("run.json: fleet %+v, %d runs", run.Fleet, len(run.Runs))
+		}
+		var verdicts []results.Verdict
+		readFile(t, filepath.Join(dirs[0], "slo.json"), &verdicts)
+		found := false
+		for _, v := range verdicts {
+			if v.ID == "pod-startup-p99" {
+				found = v.Status != results.StatusNoData && v.Where == run.Runs[0].ID
+			}
+		}
+		if !found {
+			t.Errorf("no pod startup verdict from the load run: %+v", verdicts)
+		}
+		if r := ghostfleet(t, ctx, "snapshot", "--since", "-5m", "--name", loadCluster, "--results-dir", resultsDir); r.code == 0 || !strings.Contains(r.errOut, "--since -5m0s is out of range") {
+			t.Errorf("negative window: exit %d, %q", r.code, r.errOut)
+		}
+	})
+
 	t.Run("bad input changes nothing", func(t *testing.T) {
 		for _, tc := range []struct {
 			args []string
@@ -205,6 +245,17 @@ func TestWorkloads(t *testing.T) {
 		onlyRecord(t, resultsDir, "binpack-*")
 	})
 	t.Run("unload after binpack", unload)
+}
+
+func readFile(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 }
 
 func onlyRecord(t *testing.T, dir, pattern string) results.Record {

@@ -56,6 +56,7 @@ type upOptions struct {
 	nodes          int
 	gpuProfile     string
 	profile        string
+	profileSet     bool // --profile was given: a running fleet must have it
 	prometheusPort int
 	verbose        bool
 }
@@ -78,7 +79,10 @@ whose processes are gone (e.g. after a reboot) it starts them again.`,
   ghostfleet up --profile tuned --nodes 100 --gpu-profile dgx-a100-80gb
   ghostfleet up --binary prometheus=/usr/bin/prometheus`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.profileSet = cmd.Flags().Changed("profile")
+			return o.run(cmd.Context())
+		},
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&o.nodes, "nodes", 1000, fmt.Sprintf("fake GPU nodes to create (0-%d)", fleet.MaxNodes))
@@ -103,6 +107,9 @@ func (o *upOptions) run(ctx context.Context) error {
 	gpu, err := fleet.LookupGPUProfile(o.gpuProfile)
 	if err != nil {
 		return err
+	}
+	if st, err := fleet.LoadState(o.name); err == nil && !o.profileSet {
+		o.profile = st.Profile // plain `up` on an existing fleet keeps its profile
 	}
 	profile, err := fleet.LookupComponentProfile(o.profile)
 	if err != nil {

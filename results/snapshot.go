@@ -1,0 +1,229 @@
+package results
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/ghostfleet/ghostfleet/metrics"
+)
+
+// RangeSource answers range queries (Prometheus's HTTP API).
+type RangeSource interface {
+	Range(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]metrics.Series, error)
+}
+
+// Fleet describes the fleet a snapshot was taken of.
+type Fleet struct {
+	Cluster    string `json:"cluster"`
+	Profile    string `json:"profile,omitempty"`
+	Versions   any    `json:"versions,omitempty"`
+	Nodes      int    `json:"nodes"`
+	GPUs       int64  `json:"gpus"`
+	Prometheus string `json:"prometheus"`
+}
+
+// SnapshotOptions configures Snapshot.
+type SnapshotOptions struct {
+	Root       string
+	Fleet      Fleet
+	Start, End time.Time
+	Step       time.Duration
+	Source     RangeSource
+}
+
+// Window is the time a snapshot covers.
+type Window struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// SnapshotRun is run.json: the fleet, the window and every run in it.
+type SnapshotRun struct {
+	Fleet  Fleet     `json:"fleet"`
+	Window Window    `json:"window"`
+	Taken  time.Time `json:"taken"`
+	Runs   []Record  `json:"runs"`
+}
+
+// QuerySeries is one catalog query's range result in metrics.json.
+type QuerySeries struct {
+	metrics.Query
+	Series []metrics.Series `json:"series"`
+	Error  string           `json:"error,omitempty"`
+}
+
+// Verdict is one SLO's outcome in slo.json.
+type Verdict struct {
+	ID          string  `json:"id"`
+	Description string  `json:"description"`
+	Threshold   float64 `json:"threshold"`
+	// Value is the worst value seen (the highest point of any series).
+	Value  float64 `json:"value"`
+	Where  string  `json:"where,omitempty"` // which series, or which run
+	Status string  `json:"status"`          // pass, fail, no data
+	Source string  `json:"source"`          // prometheus, run records
+}
+
+// Verdict statuses.
+const (
+	StatusPass   = "pass"
+	StatusFail   = "fail"
+	StatusNoData = "no data"
+)
+
+// PodStartupThreshold is the upstream pod startup SLO: p99 ≤ 5s.
+const PodStartupThreshold = 5.0
+
+// Snapshot writes a new folder under opts.Root with run.json (the fleet,
+// the window, the run records that overlap it), metrics.json (every
+// catalog query over the window) and slo.json (a verdict per SLO).
+func Snapshot(ctx context.Context, opts SnapshotOptions) (string, []Verdict, error) {
+	if !opts.End.After(opts.Start) {
+		return "", nil, fmt.Errorf("window %s to %s is empty: the start must be before the end", opts.Start.Format(time.RFC3339), opts.End.Format(time.RFC3339))
+	}
+	runs, err := RunsIn(opts.Root, opts.Start, opts.End)
+	if err != nil {
+		return "", nil, err
+	}
+	var series []QuerySeries
+	for _, q := range metrics.Catalog {
+		qs := QuerySeries{Query: q, Series: []metrics.Series{}}
+		if s, err := opts.Source.Range(ctx, q.PromQL, opts.Start, opts.End, opts.Step); err != nil {
+			qs.Error = err.Error()
+		} else {
+			qs.Series = s
+		}
+		series = append(series, qs)
+	}
+	if ctx.Err() != nil {
+		return "", nil, ctx.Err() // nothing written
+	}
+	verdicts := append(sloVerdicts(series), podStartupVerdict(runs))
+
+	dir, err := NewRunDir(opts.Root, "snapshot", opts.End)
+	if err != nil {
+		return "", nil, err
+	}
+	run := SnapshotRun{Fleet: opts.Fleet, Window: Window{opts.Start.UTC(), opts.End.UTC()}, Taken: time.Now().UTC(), Runs: runs}
+	for name, v := range map[string]any{"run.json": run, "metrics.json": series, "slo.json": verdicts} {
+		if err := WriteJSON(dir, name, v); err != nil {
+			return dir, nil, err
+		}
+	}
+	return dir, verdicts, nil
+}
+
+// sloVerdicts judges every catalog query with an SLO by its worst point.
+func sloVerdicts(series []QuerySeries) []Verdict {
+	var out []Verdict
+	for _, qs := range series {
+		if qs.SLO == nil {
+			continue
+		}
+		v := Verdict{ID: qs.ID, Description: qs.SLO.Description, Threshold: qs.SLO.Threshold, Status: StatusNoData, Source: "prometheus"}
+		for _, s := range qs.Series {
+			for _, p := range s.Points {
+				if v.Status == StatusNoData || p[1] > v.Value {
+					v.Value, v.Where, v.Status = p[1], labelText(s.Labels), StatusPass
+				}
+			}
+		}
+		if v.Status != StatusNoData && v.Value > v.Threshold {
+			v.Status = StatusFail
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// podStartupVerdict judges pod startup by the runs' own measurement
+// (create→running p99), as ClusterLoader2 measures it: kwok has no kubelet
+// to export the kubelet's startup SLI.
+func podStartupVerdict(runs []Record) Verdict {
+	v := Verdict{ID: "pod-startup-p99", Description: "pod startup: p99 ≤ 5s (measured by the runs: create→running)",
+		Threshold: PodStartupThreshold, Status: StatusNoData, Source: "run records"}
+	for _, r := range runs {
+		data, err := json.Marshal(r.Result)
+		if err != nil {
+			continue
+		}
+		var res struct {
+			StartupLatency *struct {
+				CreateToRun struct {
+					Count int     `json:"count"`
+					P99   float64 `json:"p99"`
+				} `json:"createToRun"`
+			} `json:"startupLatency"`
+		}
+		if json.Unmarshal(data, &res) != nil || res.StartupLatency == nil || res.StartupLatency.CreateToRun.Count == 0 {
+			continue
+		}
+		if p99 := res.StartupLatency.CreateToRun.P99; v.Status == StatusNoData || p99 > v.Value {
+			v.Value, v.Where, v.Status = p99, r.ID, StatusPass
+		}
+	}
+	if v.Status != StatusNoData && v.Value > v.Threshold {
+		v.Status = StatusFail
+	}
+	return v
+}
+
+func labelText(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := ""
+	for _, k := range keys {
+		if s != "" {
+			s += ","
+		}
+		s += k + "=" + l[k]
+	}
+	return "{" + s + "}"
+}
+
+// RunsIn reads the run records under root whose time overlaps start…end,
+// oldest first. Snapshots are not runs and are skipped.
+func RunsIn(root string, start, end time.Time) ([]Record, error) {
+	files, err := filepath.Glob(filepath.Join(root, "*", "run.json"))
+	if err != nil {
+		return nil, err
+	}
+	runs := []Record{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var r Record
+		if err := json.Unmarshal(data, &r); err != nil || r.Kind == "" {
+			continue // a snapshot's run.json, or not a record at all
+		}
+		if r.Started.Before(end) && r.Ended.After(start) {
+			runs = append(runs, r)
+		}
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Started.Before(runs[j].Started) })
+	return runs, nil
+}
+
+// FindRun returns the record with the given id under root.
+func FindRun(root, id string) (Record, error) {
+	runs, err := RunsIn(root, time.Time{}, time.Now().Add(24*time.Hour))
+	if err != nil {
+		return Record{}, err
+	}
+	for _, r := range runs {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return Record{}, fmt.Errorf("no run %q under %s: `ls %s` lists the runs", id, root, root)
+}

@@ -1,0 +1,156 @@
+package results
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ghostfleet/ghostfleet/metrics"
+)
+
+// fakeSource answers from a table keyed by a substring of the PromQL.
+type fakeSource map[string][]metrics.Series
+
+func (f fakeSource) Range(_ context.Context, q string, _, _ time.Time, _ time.Duration) ([]metrics.Series, error) {
+	for k, s := range f {
+		if strings.Contains(q, k) {
+			return s, nil
+		}
+	}
+	if strings.Contains(q, "etcd_request") {
+		return nil, errors.New("boom")
+	}
+	return nil, nil
+}
+
+func series(labels map[string]string, values ...float64) metrics.Series {
+	s := metrics.Series{Labels: labels}
+	for i, v := range values {
+		s.Points = append(s.Points, [2]float64{float64(1000 + 15*i), v})
+	}
+	return s
+}
+
+func TestSnapshotWritesFilesAndJudgesSLOs(t *testing.T) {
+	root := t.TempDir()
+	t0 := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+	// A load run inside the window with a 7s startup p99, one outside.
+	if _, err := WriteRecord(root, Record{ID: "load-in", Kind: "load", Started: t0.Add(time.Minute), Ended: t0.Add(3 * time.Minute),
+		Result: map[string]any{"startupLatency": map[string]any{"createToRun": map[string]any{"count": 10, "p99": 7.0}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteRecord(root, Record{ID: "load-old", Kind: "load", Started: t0.Add(-time.Hour), Ended: t0.Add(-50 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	src := fakeSource{
+		`verb=~"POST|PUT|PATCH|DELETE"`: {series(map[string]string{"resource": "pods", "verb": "POST"}, 0.2, 1.5, 0.3)},
+		`verb="GET"`:                    {series(map[string]string{"resource": "nodes"}, 0.01, 0.02)},
+		"etcd_mvcc_db_total_size":       {series(nil, 1e6, 2e6)},
+	}
+	dir, verdicts, err := Snapshot(context.Background(), SnapshotOptions{Root: root, Fleet: Fleet{Cluster: "c"}, Start: t0, End: t0.Add(10 * time.Minute), Step: 15 * time.Second, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Verdict{}
+	for _, v := range verdicts {
+		got[v.ID] = v
+	}
+	tests := []struct {
+		id, status string
+		value      float64
+	}{
+		{"sli-mutating-p99", StatusFail, 1.5},
+		{"sli-read-single-p99", StatusPass, 0.02},
+		{"sli-list-p99", StatusNoData, 0},
+		{"pod-startup-p99", StatusFail, 7},
+	}
+	for _, tt := range tests {
+		if v := got[tt.id]; v.Status != tt.status || v.Value != tt.value {
+			t.Errorf("%s: %+v, want %s at %v", tt.id, v, tt.status, tt.value)
+		}
+	}
+	if got["sli-mutating-p99"].Where != "{resource=pods,verb=POST}" || got["pod-startup-p99"].Where != "load-in" {
+		t.Errorf("where: %q, %q", got["sli-mutating-p99"].Where, got["pod-startup-p99"].Where)
+	}
+
+	var run SnapshotRun
+	readJSON(t, filepath.Join(dir, "run.json"), &run)
+	if len(run.Runs) != 1 || run.Runs[0].ID != "load-in" {
+		t.Errorf("runs in window: %+v", run.Runs)
+	}
+	var ms []QuerySeries
+	readJSON(t, filepath.Join(dir, "metrics.json"), &ms)
+	if len(ms) != len(metrics.Catalog) {
+		t.Errorf("metrics.json has %d queries, want %d", len(ms), len(metrics.Catalog))
+	}
+	for _, q := range ms {
+		if q.ID == "etcd-request-p99" && q.Error == "" {
+			t.Error("a failed query must say so in metrics.json")
+		}
+		if q.ID == "etcd-db-size" && len(q.Series) != 1 {
+			t.Errorf("etcd-db-size series %+v", q.Series)
+		}
+	}
+	// A snapshot folder is not a run: a second snapshot does not list it.
+	runs, err := RunsIn(root, t0, t0.Add(time.Hour))
+	if err != nil || len(runs) != 1 {
+		t.Errorf("RunsIn after a snapshot: %d runs, %v", len(runs), err)
+	}
+}
+
+func TestSnapshotRejectsAnEmptyWindowAndWritesNothing(t *testing.T) {
+	root := t.TempDir()
+	now := time.Now()
+	_, _, err := Snapshot(context.Background(), SnapshotOptions{Root: root, Start: now, End: now.Add(-time.Minute), Source: fakeSource{}})
+	if err == nil || !strings.Contains(err.Error(), "the start must be before the end") {
+		t.Errorf("error %v", err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("%d entries written", len(entries))
+	}
+}
+
+func TestFindRun(t *testing.T) {
+	root := t.TempDir()
+	if _, err := WriteRecord(root, Record{ID: "churn-1", Kind: "churn", Started: time.Now().Add(-time.Minute), Ended: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := FindRun(root, "churn-1"); err != nil || r.Kind != "churn" {
+		t.Errorf("FindRun = %+v, %v", r, err)
+	}
+	if _, err := FindRun(root, "nope"); err == nil || !strings.Contains(err.Error(), `no run "nope"`) {
+		t.Errorf("missing run: %v", err)
+	}
+}
+
+func TestCatalogIsWellFormed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, q := range metrics.Catalog {
+		if q.ID == "" || q.Title == "" || q.Unit == "" || q.PromQL == "" || seen[q.ID] {
+			t.Errorf("query %+v", q)
+		}
+		seen[q.ID] = true
+	}
+	for _, id := range []string{"apiserver-p99-by-verb", "scheduler-throughput", "scheduling-sli-p99", "etcd-request-p99", "etcd-db-size",
+		"apf-dispatched", "apf-rejected", "apf-wait-p99", "watchers", "inflight", "sli-mutating-p99", "sli-read-single-p99", "sli-list-p99"} {
+		if !seen[id] {
+			t.Errorf("catalog lacks %s", id)
+		}
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
