@@ -108,6 +108,22 @@ func TestWorkloads(t *testing.T) {
 		if !found {
 			t.Errorf("no pod startup verdict from the load run: %+v", verdicts)
 		}
+		r = ghostfleet(t, ctx, "report", "--results-dir", resultsDir)
+		if r.code != 0 || strings.TrimSpace(r.out) != filepath.Join(dirs[0], "report.html") {
+			t.Fatalf("report: exit %d, out %q, err %q", r.code, r.out, r.errOut)
+		}
+		html, err := os.ReadFile(filepath.Join(dirs[0], "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"uPlot", run.Runs[0].ID, "Scheduler throughput", "etcd database size"} {
+			if !strings.Contains(string(html), want) {
+				t.Errorf("report lacks %q", want)
+			}
+		}
+		if strings.Contains(string(html), `src="http`) || strings.Contains(string(html), `href="http`) {
+			t.Error("the report loads something from the network")
+		}
 		if r := ghostfleet(t, ctx, "snapshot", "--since", "-5m", "--name", loadCluster, "--results-dir", resultsDir); r.code == 0 || !strings.Contains(r.errOut, "--since -5m0s is out of range") {
 			t.Errorf("negative window: exit %d, %q", r.code, r.errOut)
 		}

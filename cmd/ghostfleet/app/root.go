@@ -96,6 +96,7 @@ Every command targets GhostFleet's own cluster (--name, default
 		newBinpackCommand(g),
 		newUnloadCommand(g),
 		newSnapshotCommand(g),
+		newReportCommand(g),
 		newCleanCommand(g),
 		newBenchCommand(g),
 		newVersionCommand(g),

@@ -1,0 +1,179 @@
+package results
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// uPlot is embedded so that a report is one file that fetches nothing.
+var (
+	//go:embed assets/uPlot.iife.min.js
+	uplotJS string
+	//go:embed assets/uPlot.min.css
+	uplotCSS string
+)
+
+// reportData is what report.html is rendered from.
+type reportData struct {
+	Title    string
+	Run      SnapshotRun
+	Verdicts []Verdict
+	Metrics  []QuerySeries
+	Phases   []chartPhase
+}
+
+// chartPhase is a run's phase as the charts mark it.
+type chartPhase struct {
+	Label string  `json:"label"`
+	Start float64 `json:"start"` // unix seconds
+	End   float64 `json:"end"`
+}
+
+// LoadSnapshot reads a snapshot folder's three files.
+func LoadSnapshot(dir string) (SnapshotRun, []QuerySeries, []Verdict, error) {
+	var run SnapshotRun
+	var ms []QuerySeries
+	var vs []Verdict
+	for name, v := range map[string]any{"run.json": &run, "metrics.json": &ms, "slo.json": &vs} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return run, nil, nil, fmt.Errorf("%s is not a snapshot folder: %w (take one with `ghostfleet snapshot`)", dir, err)
+		}
+		if err := json.Unmarshal(data, v); err != nil {
+			return run, nil, nil, fmt.Errorf("%s is corrupt: %w", filepath.Join(dir, name), err)
+		}
+	}
+	if run.Window.End.IsZero() {
+		return run, nil, nil, fmt.Errorf("%s is corrupt: it has no window", filepath.Join(dir, "run.json"))
+	}
+	return run, ms, vs, nil
+}
+
+// LatestSnapshot is the newest snapshot folder under root.
+func LatestSnapshot(root string) (string, error) {
+	dirs, err := filepath.Glob(filepath.Join(root, "snapshot-*"))
+	if err != nil {
+		return "", err
+	}
+	if len(dirs) == 0 {
+		return "", fmt.Errorf("no snapshot under %s: take one with `ghostfleet snapshot`", root)
+	}
+	sort.Strings(dirs) // names carry the UTC time
+	return dirs[len(dirs)-1], nil
+}
+
+// Report renders dir/report.html from the snapshot in dir: a chart per
+// catalog query with the runs' phases marked and the SLO threshold drawn,
+// the SLO table, the fleet, versions and run parameters. Every value is
+// escaped; scripts and styles are inline.
+func Report(dir string) (string, error) {
+	run, ms, vs, err := LoadSnapshot(dir)
+	if err != nil {
+		return "", err
+	}
+	d := reportData{Title: "GhostFleet — " + filepath.Base(dir), Run: run, Verdicts: vs, Metrics: ms}
+	for _, r := range run.Runs {
+		for _, p := range r.Phases {
+			d.Phases = append(d.Phases, chartPhase{Label: r.ID + " " + p.Name, Start: unix(p.Start), End: unix(p.End)})
+		}
+	}
+	var b strings.Builder
+	if err := reportTemplate.Execute(&b, d); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "report.html")
+	tmp := filepath.Join(dir, ".report.html.tmp")
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return "", err
+	}
+	return out, os.Rename(tmp, out)
+}
+
+func unix(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
+
+func paramsText(v any) string {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
+}
+
+var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"css":    func() template.CSS { return template.CSS(uplotCSS) },
+	"uplot":  func() template.JS { return template.JS(uplotJS) },
+	"params": paramsText,
+	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>{{css}}</style>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;padding:0 16px;color:#1b1f24;background:#fff}
+h1{font-size:22px} h2{font-size:17px;margin-top:28px}
+table{border-collapse:collapse;width:100%;margin:8px 0}
+td,th{border-bottom:1px solid #d8dee4;padding:4px 8px;text-align:left;vertical-align:top}
+.pass{color:#1a7f37;font-weight:600}.fail{color:#cf222e;font-weight:600}.nodata{color:#6e7781}
+.chart{margin:18px 0}.chart h3{font-size:15px;margin:0 0 2px}.muted{color:#6e7781;font-size:12px}
+pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px}
+</style></head>
+<body>
+<h1>{{.Title}}</h1>
+<p>Fleet <b>{{.Run.Fleet.Cluster}}</b>{{with .Run.Fleet.Profile}}, profile <b>{{.}}</b>{{end}}:
+{{.Run.Fleet.Nodes}} nodes, {{.Run.Fleet.GPUs}} GPUs. Window {{time .Run.Window.Start}} to {{time .Run.Window.End}}.
+Versions: <code>{{params .Run.Fleet.Versions}}</code></p>
+
+<h2>SLOs</h2>
+<table><tr><th>SLO</th><th>threshold</th><th>worst value</th><th>where</th><th>status</th><th>source</th></tr>
+{{range .Verdicts}}<tr><td>{{.Description}}</td><td>{{.Threshold}}</td><td>{{if ne .Status "no data"}}{{printf "%.3g" .Value}}{{end}}</td><td>{{.Where}}</td>
+<td class="{{if eq .Status "pass"}}pass{{else if eq .Status "fail"}}fail{{else}}nodata{{end}}">{{.Status}}</td><td>{{.Source}}</td></tr>
+{{end}}</table>
+
+<h2>Runs in the window</h2>
+{{if .Run.Runs}}<table><tr><th>run</th><th>kind</th><th>started</th><th>ended</th><th>outcome</th></tr>
+{{range .Run.Runs}}<tr><td>{{.ID}}</td><td>{{.Kind}}</td><td>{{time .Started}}</td><td>{{time .Ended}}</td><td>{{.Outcome}}</td></tr>
+{{end}}</table>{{else}}<p class="muted">No GhostFleet runs overlap this window.</p>{{end}}
+
+<h2>Control plane</h2>
+<p class="muted">Shaded: the runs' phases. Dashed red: the SLO threshold.</p>
+<div id="charts"></div>
+
+<h2>Run parameters</h2>
+{{range .Run.Runs}}<h3>{{.ID}}</h3><pre>{{params .Params}}</pre>{{end}}
+
+<script>{{uplot}}</script>
+<script>
+const METRICS = {{.Metrics}};
+const PHASES = {{.Phases}};
+const palette = ["#0969da","#bf3989","#1a7f37","#9a6700","#8250df","#cf222e","#0a3069","#57606a"];
+function label(l){const k=Object.keys(l||{}).sort();return k.length?k.map(x=>x+"="+l[x]).join(", "):"value";}
+function phasePlugin(){return {hooks:{drawClear:[u=>{const c=u.ctx;c.save();
+  PHASES.forEach((p,i)=>{const x0=u.valToPos(p.start,"x",true),x1=u.valToPos(p.end,"x",true);
+  c.fillStyle=i%2?"rgba(9,105,218,0.08)":"rgba(191,57,137,0.08)";c.fillRect(x0,u.bbox.top,Math.max(1,x1-x0),u.bbox.height);});
+  c.restore();}]}};}
+const root=document.getElementById("charts");
+METRICS.forEach(q=>{
+  const box=document.createElement("div");box.className="chart";
+  const h=document.createElement("h3");h.textContent=q.title+" ("+q.unit+")";box.appendChild(h);
+  const note=document.createElement("div");note.className="muted";note.textContent=q.promql;box.appendChild(note);
+  root.appendChild(box);
+  if(q.error){const e=document.createElement("p");e.className="fail";e.textContent="query failed: "+q.error;box.appendChild(e);return;}
+  if(!q.series.length){const e=document.createElement("p");e.className="nodata";e.textContent="no data in this window";box.appendChild(e);return;}
+  const xs=[...new Set(q.series.flatMap(s=>s.points.map(p=>p[0])))].sort((a,b)=>a-b);
+  const data=[xs];const series=[{}];
+  q.series.slice(0,12).forEach((s,i)=>{const m=new Map(s.points.map(p=>[p[0],p[1]]));
+    data.push(xs.map(x=>m.has(x)?m.get(x):null));series.push({label:label(s.labels),stroke:palette[i%palette.length],width:1.5});});
+  if(q.slo){data.push(xs.map(()=>q.slo.threshold));series.push({label:"SLO "+q.slo.threshold,stroke:"#cf222e",dash:[6,4],width:1});}
+  new uPlot({width:Math.min(1060,root.clientWidth||1060),height:240,series,plugins:[phasePlugin()],scales:{x:{time:true}}},data,box);
+});
+</script>
+</body></html>
+`))
