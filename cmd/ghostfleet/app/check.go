@@ -36,7 +36,7 @@ const (
 
 // Minimums for a 1,000-node, 8,000-pod fleet; see docs/requirements.
 const (
-	minBuildDiskGiB = 6 // module cache + build cache + binaries, first build
+	minBuildDiskGiB = 8 // module cache + build cache + binaries: 7.9 GB measured on a cold build
 	minRunDiskGiB   = 1
 	minMemoryGiB    = 3 // apiserver ~0.9 GB, scheduler ~0.4, etcd ~0.15, Prometheus, kwok
 )
