@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/metrics"
 	"github.com/ghostfleet/ghostfleet/results"
 )
 
@@ -74,6 +75,24 @@ func TestWorkloads(t *testing.T) {
 	})
 
 	t.Run("snapshot of the load", func(t *testing.T) {
+		// A counter born during a short run on a fresh cluster needs two
+		// scrapes (15s apart) before rate() has a value: wait for them, so
+		// that the snapshot is checked against series Prometheus has.
+		prom, err := metrics.NewPrometheus(statusOf(t, ctx, loadCluster).Prometheus.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		throughput, _ := metrics.Lookup("scheduler-throughput")
+		for deadline := time.Now().Add(90 * time.Second); ; {
+			s, err := prom.Range(ctx, throughput.PromQL, time.Now().Add(-5*time.Minute), time.Now(), 15*time.Second)
+			if err == nil && len(s) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Prometheus has no scheduler throughput 90s after the load: %v", err)
+			}
+			time.Sleep(2 * time.Second)
+		}
 		r := ghostfleet(t, ctx, "snapshot", "--since", "5m", "--name", loadCluster, "--results-dir", resultsDir)
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.errOut)
