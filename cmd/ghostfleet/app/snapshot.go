@@ -35,7 +35,10 @@ metrics.json (every series) and slo.json (a verdict per SLO: API call
 latency p99 ≤ 1s mutating and single-object reads, ≤ 30s lists; pod
 scheduling p99 ≤ 5s; pod startup p99 ≤ 5s from the runs' own measurement).
 
-With --check it exits 1 when an SLO fails, for CI jobs.`,
+With --check it exits 1 when an SLO fails, for CI jobs. Prometheus scrapes
+every 15s and rate() needs two scrapes: right after a short run on a fresh
+fleet, counters that the run created may not have a rate yet — wait half a
+minute before the snapshot.`,
 		Example: `  ghostfleet snapshot
   ghostfleet snapshot --since 1h --check
   ghostfleet snapshot --run load-20261129-172921`,
