@@ -83,8 +83,10 @@ var Catalog = []Query{
 		PromQL: `histogram_quantile(0.99, sum(rate(apiserver_flowcontrol_request_wait_duration_seconds_bucket[1m])) by (priority_level, le))`,
 	},
 	{
-		ID: "watchers", Title: "Registered watchers by kind", Unit: "watchers",
-		PromQL: `sum(apiserver_registered_watchers) by (kind)`,
+		// The seed's apiserver_registered_watchers is gone from current
+		// apiservers; open WATCH requests per resource answer the same.
+		ID: "watchers", Title: "Watches by resource", Unit: "watchers",
+		PromQL: `sum(apiserver_registered_watchers) by (kind) or sum(apiserver_longrunning_requests{verb="WATCH"}) by (resource)`,
 	},
 	{
 		ID: "inflight", Title: "Requests in flight by kind", Unit: "requests",

@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,5 +80,40 @@ func TestReportOnMissingOrCorruptFolders(t *testing.T) {
 	}
 	if _, err := LatestSnapshot(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no snapshot under") {
 		t.Errorf("no snapshot: %v", err)
+	}
+}
+
+func TestCompareTwoSnapshots(t *testing.T) {
+	root := t.TempDir()
+	t0 := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+	take := func(p99 float64, cluster string) string {
+		src := fakeSource{`verb=~"POST|PUT|PATCH|DELETE"`: {series(map[string]string{"resource": "pods"}, p99/2, p99)}}
+		dir, _, err := Snapshot(context.Background(), SnapshotOptions{Root: root, Fleet: Fleet{Cluster: cluster}, Start: t0, End: t0.Add(time.Minute), Step: 15 * time.Second, Source: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 = t0.Add(time.Second) // a distinct folder name
+		return dir
+	}
+	a, b := take(0.4, "<b>a</b>"), take(1.2, "b")
+	out, err := Compare(root, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Comparison
+	readJSON(t, filepath.Join(filepath.Dir(out), "compare.json"), &c)
+	for _, r := range c.SLOs {
+		if r.ID == "sli-mutating-p99" {
+			if r.A.Status != StatusPass || r.B.Status != StatusFail || math.Abs(r.Ratio-3) > 1e-9 {
+				t.Errorf("mutating SLO row %+v, want pass → fail, 3×", r)
+			}
+		}
+	}
+	html, _ := os.ReadFile(out)
+	if strings.Contains(string(html), "<b>a</b>") || !strings.Contains(string(html), "(3.00×)") {
+		t.Errorf("comparison page: escaped %v, ratio shown %v", !strings.Contains(string(html), "<b>a</b>"), strings.Contains(string(html), "(3.00×)"))
+	}
+	if _, err := Compare(root, a, filepath.Join(root, "missing")); err == nil {
+		t.Error("comparing with a missing folder succeeded")
 	}
 }
