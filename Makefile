@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 45m
 
-.PHONY: build run up test unit e2e lint bench-nodes clean-fleet
+.PHONY: build run up test unit e2e browser lint bench-nodes clean-fleet
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ghostfleet
@@ -23,8 +23,14 @@ test: unit e2e
 unit:
 	$(GO) test ./...
 
-e2e: build
+e2e: build browser
 	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/
+
+# The suite opens a report in Debian's headless Chromium.
+browser:
+	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the report test"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@chromium --version 2>/dev/null | grep -v "unexpected operator" || true
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi

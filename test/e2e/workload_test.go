@@ -143,6 +143,7 @@ func TestWorkloads(t *testing.T) {
 		if strings.Contains(string(html), `src="http`) || strings.Contains(string(html), `href="http`) {
 			t.Error("the report loads something from the network")
 		}
+		screenshot(t, filepath.Join(dirs[0], "report.html"))
 		if r := ghostfleet(t, ctx, "snapshot", "--since", "-5m", "--name", loadCluster, "--results-dir", resultsDir); r.code == 0 || !strings.Contains(r.errOut, "--since -5m0s is out of range") {
 			t.Errorf("negative window: exit %d, %q", r.code, r.errOut)
 		}
