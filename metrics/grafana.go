@@ -29,7 +29,7 @@ func GrafanaDashboard() ([]byte, error) {
 		}
 		panels = append(panels, map[string]any{
 			"id": i + 1, "type": "timeseries", "title": q.Title, "description": q.PromQL, "datasource": ds,
-			"gridPos": map[string]int{"h": 8, "w": 12, "x": (i % 2) * 12, "y": (i / 2) * 8},
+			"gridPos":     map[string]int{"h": 8, "w": 12, "x": (i % 2) * 12, "y": (i / 2) * 8},
 			"fieldConfig": map[string]any{"defaults": map[string]any{"unit": unit, "thresholds": thresholds, "custom": custom}},
 			"targets":     []target{{RefID: "A", Expr: q.PromQL, LegendFormat: "__auto", Datasource: ds}},
 		})

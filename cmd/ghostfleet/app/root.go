@@ -97,6 +97,7 @@ Every command targets GhostFleet's own cluster (--name, default
 		newUnloadCommand(g),
 		newSnapshotCommand(g),
 		newReportCommand(g),
+		newSiteCommand(g),
 		newCleanCommand(g),
 		newBenchCommand(g),
 		newVersionCommand(g),

@@ -1,0 +1,164 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// SiteEntry is one run folder on the index page.
+type SiteEntry struct {
+	Name    string // folder name
+	Kind    string // load, churn, snapshot, bench-load, …
+	Outcome string
+	Report  string // report.html path relative to the site, when there is one
+	Files   []string
+}
+
+// BuildSite writes a static site of every run under root into out:
+// index.html listing the runs newest first, and each run folder copied
+// beside it so that reports and JSON files open from the index. Nothing
+// in it is fetched from elsewhere.
+func BuildSite(root, out string) (int, error) {
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", root, err)
+	}
+	var entries []SiteEntry
+	for _, d := range dirs {
+		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") || d.Name() == "assets" {
+			continue
+		}
+		e, err := siteEntry(root, d.Name())
+		if err != nil {
+			return 0, err
+		}
+		if len(e.Files) == 0 {
+			continue
+		}
+		if err := copyDir(filepath.Join(root, d.Name()), filepath.Join(out, d.Name())); err != nil {
+			return 0, err
+		}
+		entries = append(entries, e)
+	}
+	// Folder names end in their UTC time: newest first.
+	sort.Slice(entries, func(i, j int) bool {
+		_, a := splitRunName(entries[i].Name)
+		_, b := splitRunName(entries[j].Name)
+		return a > b
+	})
+	var b strings.Builder
+	if err := siteTemplate.Execute(&b, entries); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return 0, err
+	}
+	return len(entries), os.WriteFile(filepath.Join(out, "index.html"), []byte(b.String()), 0o644)
+}
+
+// splitRunName splits "bench-load-20261129-170441[-2]" into its kind
+// ("bench-load") and time ("20261129-170441[-2]").
+func splitRunName(name string) (kind, stamp string) {
+	parts := strings.Split(name, "-")
+	for i := 0; i+1 < len(parts); i++ {
+		if digits(parts[i], 8) && digits(parts[i+1], 6) {
+			return strings.Join(parts[:i], "-"), strings.Join(parts[i:], "-")
+		}
+	}
+	return name, ""
+}
+
+func digits(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func siteEntry(root, name string) (SiteEntry, error) {
+	kind, _ := splitRunName(name)
+	e := SiteEntry{Name: name, Kind: kind}
+	files, err := os.ReadDir(filepath.Join(root, name))
+	if err != nil {
+		return e, err
+	}
+	for _, f := range files {
+		if f.IsDir() || strings.HasPrefix(f.Name(), ".") {
+			continue
+		}
+		e.Files = append(e.Files, f.Name())
+		if f.Name() == "report.html" {
+			e.Report = name + "/report.html"
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(root, name, "run.json")); err == nil {
+		var r Record
+		if json.Unmarshal(data, &r) == nil && r.Kind != "" {
+			e.Kind, e.Outcome = r.Kind, r.Outcome
+		}
+	}
+	return e, nil
+}
+
+func copyDir(from, to string) error {
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	files, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if f.IsDir() || strings.HasPrefix(f.Name(), ".") {
+			continue
+		}
+		if err := copyFile(filepath.Join(from, f.Name()), filepath.Join(to, f.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+var siteTemplate = template.Must(template.New("site").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>GhostFleet runs</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1000px;padding:0 16px;color:#1b1f24}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d8dee4;padding:4px 8px;text-align:left}
+a{color:#0969da}.muted{color:#6e7781}
+</style></head><body>
+<h1>GhostFleet runs</h1>
+<p class="muted">A 1,000-node GPU Kubernetes fleet with nobody aboard: every run committed under results/, newest first.</p>
+<table><tr><th>run</th><th>kind</th><th>outcome</th><th>report</th><th>files</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Outcome}}</td>
+<td>{{with .Report}}<a href="{{.}}">report</a>{{end}}</td>
+<td>{{$n := .Name}}{{range .Files}}<a href="{{$n}}/{{.}}">{{.}}</a> {{end}}</td></tr>
+{{end}}</table></body></html>
+`))
