@@ -180,7 +180,9 @@ func ownComponents(ctx context.Context, name string, apiserver ComponentHealth, 
 }
 
 func countNodes(ctx context.Context, cs kubernetes.Interface, st *Status) error {
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	// A consistent read: status right after `nodes N` must show N, and a
+	// list at resourceVersion 0 may still serve the cache's older view.
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}

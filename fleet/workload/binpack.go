@@ -246,7 +246,7 @@ func binpackAccounting(res BinpackResult, pods []PodTimes, total, used int64) Bi
 // fragmentation counts nodes by free GPUs, and the free GPUs no whole-node
 // pod can use.
 func fragmentation(ctx context.Context, clients Clients, c Capacity) ([]int, int64, error) {
-	nodes, err := clients.Admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelType + "=kwok", ResourceVersion: "0"})
+	nodes, err := clients.Admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelType + "=kwok"})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -175,7 +175,7 @@ type Capacity struct {
 // kwok fake nodes (a real node labelled type=kwok), or when there are no
 // fake nodes at all; it returns what the fleet offers.
 func CheckFleet(ctx context.Context, cs kubernetes.Interface) (Capacity, error) {
-	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelType + "=kwok", ResourceVersion: "0"})
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelType + "=kwok"})
 	if err != nil {
 		return Capacity{}, fmt.Errorf("listing nodes: %w", err)
 	}
