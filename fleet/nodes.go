@@ -295,11 +295,12 @@ func parallel(ctx context.Context, n, workers int, report progress.Func, step st
 	return int(ok.Load()), firstErr
 }
 
-// waitNodesReady waits until want nodes matching selector are Ready. It
-// lists from the apiserver's watch cache (resourceVersion 0) to stay cheap.
+// waitNodesReady waits until want nodes matching selector are Ready. The
+// list is a consistent read: one at resourceVersion 0 may still hold nodes
+// just deleted, Ready, and end the wait before the new ones are.
 func waitNodesReady(ctx context.Context, cs kubernetes.Interface, selector string, want int, report progress.Func, step string) error {
 	return poll(ctx, 5*time.Minute, func() (bool, error) {
-		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
+		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return false, nil
 		}
