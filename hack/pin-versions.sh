@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Regenerates the pinned build modules in fleet/binaries/modules from four
+# versions: Kubernetes (every k8s.io staging module is replaced with the
+# matching v0.MINOR.PATCH, the list taken from k8s.io/kubernetes's own
+# go.mod), etcd, kwok and Prometheus's Go module version.
+#   hack/pin-versions.sh v1.36.3 v3.6.16 v0.8.0 v0.316.0
+set -euo pipefail
+[ $# -eq 4 ] || { echo "usage: $0 K8S_VERSION ETCD_VERSION KWOK_VERSION PROMETHEUS_MODULE_VERSION" >&2; exit 2; }
+k8s=$1 etcd=$2 kwok=$3 prom=$4
+staging="v0.${k8s#v1.}"
+out="$(cd "$(dirname "$0")/.." && pwd)/fleet/binaries/modules"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export GOWORK=off GOFLAGS=-mod=mod
+
+kdir=$(cd "$work" && go mod download -json "k8s.io/kubernetes@$k8s" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+mkdir "$work/cp" "$work/prom"
+
+cd "$work/cp"
+printf 'module ghostfleet.local/controlplane\n\ngo 1.26.0\n\nreplace (\n' > go.mod
+sed -n '/^replace (/,/^)/p' "$kdir/go.mod" | awk -v v="$staging" '/=> \.\/staging/ {print "\t" $1 " => " $1 " " v}' >> go.mod
+printf ')\n' >> go.mod
+cat > tools.go <<'GO'
+//go:build tools
+
+package controlplane
+
+import (
+	_ "go.etcd.io/etcd/etcdctl/v3"
+	_ "go.etcd.io/etcd/server/v3"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "sigs.k8s.io/kwok/cmd/kwok"
+	_ "sigs.k8s.io/kwok/cmd/kwokctl"
+)
+GO
+go mod edit -require="k8s.io/kubernetes@$k8s" -require="go.etcd.io/etcd/server/v3@$etcd" \
+  -require="go.etcd.io/etcd/etcdctl/v3@$etcd" -require="sigs.k8s.io/kwok@$kwok"
+go mod tidy
+cp go.mod "$out/controlplane.mod"; cp go.sum "$out/controlplane.sum"
+
+cd "$work/prom"
+printf 'module ghostfleet.local/prometheus\n\ngo 1.26.0\n' > go.mod
+printf '//go:build tools\n\npackage prometheus\n\nimport _ "github.com/prometheus/prometheus/cmd/prometheus"\n' > tools.go
+go mod edit -require="github.com/prometheus/prometheus@$prom"
+go mod tidy
+cp go.mod "$out/prometheus.mod"; cp go.sum "$out/prometheus.sum"
+echo "pinned: kubernetes $k8s (staging $staging), etcd $etcd, kwok $kwok, prometheus module $prom"
+echo "run 'go test ./fleet/binaries' and 'ghostfleet check'; the cache folder name changes with the versions"
