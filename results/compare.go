@@ -3,7 +3,6 @@ package results
 import (
 	"fmt"
 	"html/template"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -102,12 +101,7 @@ func Compare(root, a, b string) (string, error) {
 	if err := compareTemplate.Execute(&buf, c); err != nil {
 		return dir, err
 	}
-	out := filepath.Join(dir, "report.html")
-	tmp := filepath.Join(dir, ".report.html.tmp")
-	if err := os.WriteFile(tmp, []byte(buf.String()), 0o644); err != nil {
-		return dir, err
-	}
-	return out, os.Rename(tmp, out)
+	return filepath.Join(dir, "report.html"), writeFile(dir, "report.html", []byte(buf.String()))
 }
 
 var compareTemplate = template.Must(template.New("compare").Funcs(template.FuncMap{

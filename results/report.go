@@ -88,12 +88,7 @@ func Report(dir string) (string, error) {
 	if err := reportTemplate.Execute(&b, d); err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "report.html")
-	tmp := filepath.Join(dir, ".report.html.tmp")
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
-		return "", err
-	}
-	return out, os.Rename(tmp, out)
+	return filepath.Join(dir, "report.html"), writeFile(dir, "report.html", []byte(b.String()))
 }
 
 func unix(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }

@@ -38,8 +38,14 @@ func WriteJSON(dir, name string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeFile(dir, name, append(data, '\n'))
+}
+
+// writeFile writes dir/name through a temporary file and a rename, so a
+// reader never sees half a file.
+func writeFile(dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dir, name))
