@@ -1,5 +1,4 @@
-// Package tui will hold the Bubble Tea mission console (fleet map, GPU
-// allocation, control-plane sparklines, keys that start runs). It is not
-// built yet: every console action exists today as a subcommand, and the
-// console will call the same fleet and workload code.
+// Package tui is the Bubble Tea mission console: the fleet map, GPU
+// allocation, control-plane sparklines and the runs in progress, with keys
+// that start the same runs the command line does.
 package tui

@@ -62,7 +62,7 @@ func (o *benchNodesOptions) run(ctx context.Context) error {
 	if o.rounds < 1 || o.rounds > 10 {
 		return fmt.Errorf("--rounds %d is out of range: allowed are 1-10", o.rounds)
 	}
-	p := newPrinter(o.streams.ErrOut, false)
+	p := o.streams.printer(false)
 	defer p.Close()
 	b, err := o.benchFleet(ctx, o.bins, o.nodes, o.gpuProfile, p.Report)
 	if err != nil {
@@ -196,7 +196,7 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p := newPrinter(o.streams.ErrOut, false)
+	p := o.streams.printer(false)
 	defer p.Close()
 	for _, w := range warnings {
 		p.Report(progress.Event{Kind: progress.Warn, Message: w})
@@ -303,7 +303,7 @@ func (o *benchChurnOptions) run(ctx context.Context) error {
 			return err
 		}
 	}
-	p := newPrinter(o.streams.ErrOut, false)
+	p := o.streams.printer(false)
 	defer p.Close()
 	b, err := o.benchFleet(ctx, o.bins, o.nodes, o.gpuProfile, p.Report)
 	if err != nil {

@@ -58,7 +58,7 @@ func (o *binpackOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p := newPrinter(o.streams.ErrOut, false)
+	p := o.streams.printer(false)
 	defer p.Close()
 	o.opts.RunID, o.opts.Report = runID("binpack"), p.Report
 	if err := o.opts.Validate(capacity); err != nil {

@@ -107,12 +107,15 @@ func (o *churnOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	p := newPrinter(o.streams.ErrOut, false)
+	p := o.streams.printer(false)
 	defer p.Close()
 	opts.Report = p.Report
 	churn, err := workload.NewChurn(workload.NewPodAPI(load, o.namespace), opts)
 	if err != nil {
 		return err
+	}
+	if o.streams.Live != nil {
+		o.streams.Live(churn)
 	}
 	started := time.Now().UTC()
 	done := progress.Step(p.Report, "churn", fmt.Sprintf("%s at %g pods/s for %s (pods live %s)", kind, rate, dur, opts.Lifetime), 0)

@@ -39,7 +39,7 @@ func (o *cleanOptions) run(ctx context.Context) error {
 		fmt.Fprintf(out, "nothing to clean: fleet %q does not exist\n", o.name)
 		return nil
 	}
-	p := newPrinter(o.streams.ErrOut, o.verbose)
+	p := o.streams.printer(o.verbose)
 	defer p.Close()
 	if err := fleet.Delete(ctx, o.name, p.Report); err != nil {
 		return fmt.Errorf("deleting fleet %q: %w", o.name, err)

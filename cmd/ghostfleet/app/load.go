@@ -76,7 +76,7 @@ func (o *loadOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	p := newPrinter(o.streams.ErrOut, false)
+	p := o.streams.printer(false)
 	defer p.Close()
 	opts := workload.LoadOptions{
 		RunID: runID("load"), Namespace: o.namespace, Pods: pods, GPUs: gpus, Mode: o.mode,

@@ -70,7 +70,7 @@ func (o *nodesOptions) run(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
-	p := newPrinter(o.streams.ErrOut, false)
+	p := o.streams.printer(false)
 	defer p.Close()
 	res, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: n, Profile: gpu, Workers: o.workers, WaitReady: !o.noWait, Report: p.Report})
 	p.Close()

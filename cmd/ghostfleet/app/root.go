@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"regexp"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -65,6 +66,10 @@ Every command targets GhostFleet's own cluster (--name, default
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// `ghostfleet` alone opens the console.
+	console := &consoleOptions{globals: g, refresh: 500 * time.Millisecond}
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return console.run(cmd.Context()) }
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.SetIn(streams.In)
@@ -85,6 +90,7 @@ Every command targets GhostFleet's own cluster (--name, default
 		g.nameSet = cmd.Flags().Changed("name") || os.Getenv("GHOSTFLEET_CLUSTER") != ""
 	}
 	root.AddCommand(
+		newConsoleCommand(g),
 		newUpCommand(g),
 		newCheckCommand(g),
 		newNodesCommand(g),

@@ -55,7 +55,7 @@ func (o *trainOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p := newPrinter(o.streams.ErrOut, false)
+	p := o.streams.printer(false)
 	defer p.Close()
 	o.opts.RunID, o.opts.Report = runID("train"), p.Report
 	warnings, err := o.opts.Validate(capacity)

@@ -116,7 +116,7 @@ func (o *upOptions) run(ctx context.Context) error {
 		return err
 	}
 	out := o.streams.Out
-	p := newPrinter(o.streams.ErrOut, o.verbose)
+	p := o.streams.printer(o.verbose)
 	defer p.Close()
 
 	r, err := o.bins.resolver(p.Report)

@@ -1,0 +1,296 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/metrics"
+	"github.com/ghostfleet/ghostfleet/tui"
+)
+
+type consoleOptions struct {
+	*globals
+	once          bool
+	width, height int
+	prometheusURL string
+	refresh       time.Duration
+}
+
+func newConsoleCommand(g *globals) *cobra.Command {
+	o := &consoleOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "console",
+		Short: "The mission console: fleet map, GPU allocation, control-plane sparklines, runs",
+		Long: `Open the mission console on GhostFleet's fleet (bringing it up with the
+defaults of ` + "`ghostfleet up`" + ` if it is not running): a map of every node colored
+by the GPUs allocated on it, GPU and pod counts, sparklines of API call
+latency p99, scheduler throughput, APF rejections and etcd's database size
+with their SLO lines, and the runs in progress. ` + "`ghostfleet`" + ` alone opens it.
+
+Keys start the same runs as the subcommands (l load, c churn, C
+churn-limited, t training jobs, n nodes, s snapshot, r report, x remove
+workloads), recorded the same way under results/; +/- change a running
+churn's rate, esc cancels the current run, ? lists every key, q quits.
+
+With --once, or when standard output is not a terminal, it prints one frame
+as text (for slides, logs and tests) and exits. NO_COLOR turns colors off.`,
+		Example: `  ghostfleet
+  ghostfleet console --once --width 120 --height 40
+  NO_COLOR=1 ghostfleet console`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+func (o *consoleOptions) addFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.BoolVar(&o.once, "once", false, "print one frame as text and exit")
+	fs.IntVar(&o.width, "width", 0, "frame width for --once (default: the terminal's, or 120)")
+	fs.IntVar(&o.height, "height", 0, "frame height for --once (default: the terminal's, or 40)")
+	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster (with --kubeconfig)")
+	fs.DurationVar(&o.refresh, "refresh", 500*time.Millisecond, "redraw the fleet at most this often")
+}
+
+func (o *consoleOptions) run(ctx context.Context) error {
+	once := o.once || !isTerminal(o.streams.Out)
+	if o.width < 0 || o.height < 0 {
+		return fmt.Errorf("--width %d / --height %d: sizes must be positive", o.width, o.height)
+	}
+	if o.refresh < 100*time.Millisecond {
+		return fmt.Errorf("--refresh %s is out of range: at least 100ms", o.refresh)
+	}
+	t := o.target()
+	info := tui.Info{Cluster: t.String()}
+	promURL := o.prometheusURL
+	if !t.Attached() {
+		st, err := fleet.LoadState(t.Name)
+		if err != nil {
+			if once {
+				return fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", t.Name)
+			}
+			// The console's promise: one command to a live fleet.
+			fmt.Fprintf(o.streams.ErrOut, "fleet %q is not up: bringing it up with `ghostfleet up`'s defaults\n", t.Name)
+			if err := o.subcommand(ctx, o.streams, "up"); err != nil {
+				return err
+			}
+			if st, err = fleet.LoadState(t.Name); err != nil {
+				return err
+			}
+		}
+		info = tui.Info{Cluster: t.Name, Kubernetes: st.Versions.Kubernetes, Kwok: st.Versions.Kwok, Profile: st.Profile, Created: st.Created}
+		promURL = st.PrometheusURL()
+	}
+	cs, err := t.Clientset(false)
+	if err != nil {
+		return err
+	}
+	var prom tui.RangeSource
+	if promURL != "" {
+		p, err := metrics.NewPrometheus(promURL)
+		if err != nil {
+			return err
+		}
+		prom = p
+	}
+	color := os.Getenv("NO_COLOR") == "" && isTerminal(o.streams.Out)
+	cfg := tui.Config{Info: info, Theme: tui.NewTheme(color), Actions: o.actions()}
+	if once {
+		return o.frame(ctx, cfg, cs, prom)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fmt.Fprintln(o.streams.ErrOut, "listing nodes and pods…")
+	if cfg.Fleet, err = tui.WatchFleet(ctx, cs, o.refresh); err != nil {
+		return err
+	}
+	if prom != nil {
+		cfg.Metrics = tui.PollMetrics(ctx, prom, 5*time.Second, 15*time.Minute, 15*time.Second)
+	}
+	// Ctrl-C reaches the console as a key (it asks before stopping runs);
+	// SIGTERM stops the runs, lets them record, then quits.
+	p := tea.NewProgram(tui.New(cfg), tea.WithAltScreen(), tea.WithInput(o.streams.In), tea.WithOutput(o.streams.Out))
+	stop := context.AfterFunc(ctx, func() { p.Send(tui.Shutdown()) })
+	defer stop()
+	_, err = p.Run()
+	return err
+}
+
+// frame prints one frame of the console.
+func (o *consoleOptions) frame(ctx context.Context, cfg tui.Config, cs kubernetes.Interface, prom tui.RangeSource) error {
+	w, h := o.width, o.height
+	if f, ok := o.streams.Out.(*os.File); ok && (w == 0 || h == 0) {
+		if tw, th, err := term.GetSize(int(f.Fd())); err == nil {
+			w, h = cmp(w, tw), cmp(h, th)
+		}
+	}
+	w, h = cmp(w, 120), cmp(h, 40)
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing pods: %w", err)
+	}
+	var met tui.MetricsView
+	if prom != nil {
+		met = tui.FetchMetrics(ctx, prom, 15*time.Minute, 15*time.Second)
+	}
+	fmt.Fprintln(o.streams.Out, tui.Frame(cfg, tui.BuildFleetView(ptrs(nodes.Items), ptrs(pods.Items), time.Now()), met, w, h))
+	return nil
+}
+
+// cmp returns v, or def when v is zero.
+func cmp(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func ptrs[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
+}
+
+// subcommand runs a ghostfleet subcommand in this process against the
+// same cluster, with streams s.
+func (o *consoleOptions) subcommand(ctx context.Context, s Streams, args ...string) error {
+	args = append(args, "--name", o.name)
+	if o.kubeconfig != "" {
+		args = append(args, "--kubeconfig", o.kubeconfig)
+	}
+	if o.context != "" {
+		args = append(args, "--context", o.context)
+	}
+	root := NewRootCommand(s)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// command is an action that runs a subcommand: the console starts exactly
+// what the command line does, recorded the same way. The summary is the
+// first stdout line containing pick (or the first line).
+func (o *consoleOptions) command(pick string, args func(v []string) []string) func(context.Context, []string, tui.Control) (tui.Outcome, error) {
+	return func(ctx context.Context, values []string, ctl tui.Control) (tui.Outcome, error) {
+		var out, errOut bytes.Buffer
+		s := Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Progress: ctl.Report, Live: ctl.Live}
+		err := o.subcommand(ctx, s, args(values)...)
+		res := tui.Outcome{Summary: pickLine(out.String(), pick), Dir: folderIn(out.String() + errOut.String())}
+		var exit exitError
+		switch {
+		case errors.As(err, &exit) && exit.code == 130:
+			return res, nil // interrupted: the command recorded it and cleaned up
+		case errors.As(err, &exit) && exit.msg == "":
+			return res, fmt.Errorf("exit status %d", exit.code)
+		}
+		return res, err
+	}
+}
+
+func pickLine(out, pick string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range lines {
+		if pick != "" && strings.Contains(l, pick) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(lines[0])
+}
+
+// folderIn finds the results folder a command named in its output.
+func folderIn(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		for _, marker := range []string{"run record: ", "written to "} {
+			if _, after, ok := strings.Cut(l, marker); ok {
+				return strings.TrimSpace(after)
+			}
+		}
+	}
+	return ""
+}
+
+// actions are the console's keys that start runs, each a subcommand.
+func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
+	f := func(label, def, help string) tui.Field { return tui.Field{Label: label, Default: def, Help: help} }
+	acts := map[tui.ActionKey]tui.Action{
+		tui.ActNodes: {
+			Name: "Scale the fleet", Fields: []tui.Field{f("nodes", "1000", "GhostFleet nodes wanted")},
+			Describe: func(v []string) string { return "nodes " + v[0] },
+			Run:      o.command("", func(v []string) []string { return []string{"nodes", v[0]} }),
+		},
+		tui.ActLoad: {
+			Name: "Load: N pods of G GPUs",
+			Fields: []tui.Field{f("pods", "8000", "N"), f("GPUs per pod", "1", "G"),
+				f("mode", "pods", "pods, deployment or job")},
+			Describe: func(v []string) string { return fmt.Sprintf("load %s×%s", v[0], v[1]) },
+			Run:      o.command("verdict", func(v []string) []string { return []string{"load", v[0], v[1], "--mode", v[2]} }),
+		},
+		tui.ActChurn: {
+			Name:     "Churn: open-loop create/delete",
+			Fields:   []tui.Field{f("rate", "50", "pods/s"), f("duration", "60s", "10m, 600")},
+			Describe: func(v []string) string { return fmt.Sprintf("churn %s/s", v[0]) },
+			Run:      o.command("creates:", func(v []string) []string { return []string{"churn", v[0], v[1]} }),
+		},
+		tui.ActChurnLimited: {
+			Name: "Churn-limited: bounded in-flight requests",
+			Fields: []tui.Field{f("rate", "100", "pods/s"), f("duration", "60s", "10m, 600"),
+				f("concurrency", "50", "requests in flight at most")},
+			Describe: func(v []string) string { return fmt.Sprintf("churn-limited %s/s", v[0]) },
+			Run: o.command("creates:", func(v []string) []string {
+				return []string{"churn-limited", v[0], v[1], "--concurrency", v[2]}
+			}),
+		},
+		tui.ActTrain: {
+			Name: "Training jobs",
+			Fields: []tui.Field{f("jobs", "100", "Indexed Jobs"), f("pods per job", "8", "workers"),
+				f("GPUs per pod", "8", "8: whole DGX nodes")},
+			Describe: func(v []string) string { return fmt.Sprintf("train %s×%s×%s", v[0], v[1], v[2]) },
+			Run: o.command("jobs", func(v []string) []string {
+				return []string{"train", "--jobs", v[0], "--pods-per-job", v[1], "--gpus-per-pod", v[2]}
+			}),
+		},
+		tui.ActSnapshot: {
+			Name: "Snapshot", Fields: []tui.Field{f("since", "15m", "window before now")},
+			Describe: func(v []string) string { return "snapshot " + v[0] },
+			Run:      o.command("written to", func(v []string) []string { return []string{"snapshot", "--since", v[0]} }),
+		},
+		tui.ActReport: {
+			Name:     "Report of the latest snapshot",
+			Describe: func([]string) string { return "report" },
+			Run:      o.command("", func([]string) []string { return []string{"report"} }),
+		},
+		tui.ActUnload: {
+			Name:     "Remove workloads",
+			Confirm:  "remove every GhostFleet workload (pods, Deployments, Jobs)? y: remove, any other key: keep",
+			Describe: func([]string) string { return "unload" },
+			Run:      o.command("removed", func([]string) []string { return []string{"unload"} }),
+		},
+		tui.ActCL2:    {Name: "ClusterLoader2", Unavailable: "b: ClusterLoader2 runs are not available yet in this build"},
+		tui.ActFaults: {Name: "Faults", Unavailable: "f: GPU fault injection is not available yet in this build"},
+	}
+	if o.target().Attached() {
+		a := acts[tui.ActNodes]
+		a.Unavailable = "n: nodes manages GhostFleet's own fleet, not an attached cluster"
+		acts[tui.ActNodes] = a
+	}
+	return acts
+}

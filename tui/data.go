@@ -1,0 +1,167 @@
+package tui
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// gpuResource is the extended resource the fleet's GPUs are counted in.
+const gpuResource corev1.ResourceName = "nvidia.com/gpu"
+
+// FleetView is one immutable picture of the fleet for the map and the
+// allocation pane, computed off the UI goroutine.
+type FleetView struct {
+	At    time.Time
+	Nodes []NodeCell // ordered by rack, then name
+	// Racked is set when nodes carry a rack label: the map groups by it.
+	Racked      bool
+	RackSize    int // nodes of the largest rack
+	Ready       int
+	NotReady    int
+	Faulted     int
+	GPUs        int64 // allocatable
+	GPUsUsed    int64 // requested by pods bound and not finished
+	Pending     int
+	Running     int
+	Succeeded   int
+	Failed      int
+	Unscheduled int // pending and not bound to a node
+}
+
+// NodeCell is what the map needs of one node.
+type NodeCell struct {
+	Name     string
+	Rack     string
+	GPUs     int64
+	Used     int64
+	Ready    bool
+	Faulted  bool
+	Cordoned bool
+}
+
+// Level is the node's allocation on the map's 0–8 scale.
+func (n NodeCell) Level() int {
+	if n.GPUs <= 0 || n.Used <= 0 {
+		return 0
+	}
+	l := int((n.Used*int64(levels-1) + n.GPUs - 1) / n.GPUs) // any use shows
+	return min(l, levels-1)
+}
+
+// RackLabel is the topology label the map groups nodes by.
+const RackLabel = "topology.ghostfleet.io/rack"
+
+// faultTaintPrefix marks taints a GPU health operator sets.
+const faultTaintPrefix = "nvidia.com/"
+
+// healthyConditions are the node conditions whose True (or, for Ready,
+// False) status is normal; any other condition that is True is a fault.
+var healthyConditions = map[corev1.NodeConditionType]bool{
+	corev1.NodeReady: true, corev1.NodeMemoryPressure: true, corev1.NodeDiskPressure: true,
+	corev1.NodePIDPressure: true, corev1.NodeNetworkUnavailable: true,
+}
+
+// BuildFleetView summarises nodes and pods. Pods on nodes that are not in
+// the list still count in the phase totals.
+func BuildFleetView(nodes []*corev1.Node, pods []*corev1.Pod, at time.Time) FleetView {
+	v := FleetView{At: at, Nodes: make([]NodeCell, 0, len(nodes))}
+	index := make(map[string]int, len(nodes))
+	racks := map[string]int{}
+	for _, n := range nodes {
+		c := NodeCell{Name: n.Name, Rack: n.Labels[RackLabel], Cordoned: n.Spec.Unschedulable}
+		if q, ok := n.Status.Allocatable[gpuResource]; ok {
+			c.GPUs = q.Value()
+		}
+		for _, cond := range n.Status.Conditions {
+			switch {
+			case cond.Type == corev1.NodeReady:
+				c.Ready = cond.Status == corev1.ConditionTrue
+			case !healthyConditions[cond.Type] && cond.Status == corev1.ConditionTrue:
+				c.Faulted = true
+			}
+		}
+		for _, t := range n.Spec.Taints {
+			if strings.HasPrefix(t.Key, faultTaintPrefix) {
+				c.Faulted = true
+			}
+		}
+		if c.Rack != "" {
+			racks[c.Rack]++
+			v.Racked = true
+		}
+		v.Nodes = append(v.Nodes, c)
+		v.GPUs += c.GPUs
+	}
+	sort.Slice(v.Nodes, func(i, j int) bool {
+		a, b := v.Nodes[i], v.Nodes[j]
+		if a.Rack != b.Rack {
+			return a.Rack < b.Rack
+		}
+		return a.Name < b.Name
+	})
+	for i, c := range v.Nodes {
+		index[c.Name] = i
+		if c.Ready {
+			v.Ready++
+		} else {
+			v.NotReady++
+		}
+		if c.Faulted {
+			v.Faulted++
+		}
+	}
+	for _, n := range racks {
+		v.RackSize = max(v.RackSize, n)
+	}
+	for _, p := range pods {
+		switch p.Status.Phase {
+		case corev1.PodSucceeded:
+			v.Succeeded++
+			continue
+		case corev1.PodFailed:
+			v.Failed++
+			continue
+		case corev1.PodRunning:
+			v.Running++
+		default:
+			v.Pending++
+			if p.Spec.NodeName == "" {
+				v.Unscheduled++
+			}
+		}
+		i, ok := index[p.Spec.NodeName]
+		if !ok {
+			continue
+		}
+		g := podGPUs(p)
+		v.Nodes[i].Used += g
+		v.GPUsUsed += g
+	}
+	return v
+}
+
+// podGPUs is what the scheduler counts for a pod: the larger of the sum
+// over its containers and its largest init container.
+func podGPUs(p *corev1.Pod) int64 {
+	var sum, initMax int64
+	for _, c := range p.Spec.Containers {
+		sum += gpuQuantity(c)
+	}
+	for _, c := range p.Spec.InitContainers {
+		initMax = max(initMax, gpuQuantity(c))
+	}
+	return max(sum, initMax)
+}
+
+func gpuQuantity(c corev1.Container) int64 {
+	if q, ok := c.Resources.Requests[gpuResource]; ok {
+		return q.Value()
+	}
+	if q, ok := c.Resources.Limits[gpuResource]; ok {
+		return q.Value()
+	}
+	return 0
+}

@@ -1,0 +1,183 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Cell styles beyond the allocation levels.
+const (
+	cellNotReady = levels + iota
+	cellFaulted
+	cellGap
+)
+
+// mapLayout is how nodes become cells: one node per cell, grouped by rack
+// with a gap between racks when they fit; otherwise several nodes per
+// cell, whole racks when racks exist.
+type mapLayout struct {
+	perCell int
+	grouped bool
+	rows    [][]int // cell kinds, row by row
+}
+
+// layoutMap places v's nodes into at most h rows of w cells.
+func layoutMap(v FleetView, w, h int) mapLayout {
+	n := len(v.Nodes)
+	if n == 0 || w <= 0 || h <= 0 {
+		return mapLayout{perCell: 1}
+	}
+	if l, ok := layoutRacks(v, w, h); ok {
+		return l
+	}
+	per := (n + w*h - 1) / (w * h)
+	if v.Racked && v.RackSize > 1 && per >= v.RackSize {
+		per = (per + v.RackSize - 1) / v.RackSize * v.RackSize
+	}
+	l := mapLayout{perCell: per}
+	var row []int
+	for i := 0; i < n; i += per {
+		row = append(row, aggregate(v.Nodes[i:min(i+per, n)]))
+		if len(row) == w {
+			l.rows = append(l.rows, row)
+			row = nil
+		}
+	}
+	if len(row) > 0 {
+		l.rows = append(l.rows, row)
+	}
+	return l
+}
+
+// layoutRacks lays out one node per cell with a gap after each rack, if
+// that fits.
+func layoutRacks(v FleetView, w, h int) (mapLayout, bool) {
+	if !v.Racked || v.RackSize <= 1 || v.RackSize > w {
+		return mapLayout{}, false
+	}
+	l := mapLayout{perCell: 1, grouped: true}
+	var row []int
+	for i := 0; i < len(v.Nodes); {
+		j := i
+		for j < len(v.Nodes) && v.Nodes[j].Rack == v.Nodes[i].Rack {
+			j++
+		}
+		rack := v.Nodes[i:j]
+		if len(row) > 0 && len(row)+1+len(rack) > w {
+			l.rows = append(l.rows, row)
+			row = nil
+		}
+		if len(rack) > w {
+			return mapLayout{}, false
+		}
+		if len(row) > 0 {
+			row = append(row, cellGap)
+		}
+		for _, c := range rack {
+			row = append(row, aggregate([]NodeCell{c}))
+		}
+		i = j
+	}
+	if len(row) > 0 {
+		l.rows = append(l.rows, row)
+	}
+	return l, len(l.rows) <= h
+}
+
+// aggregate is the cell of a group of nodes: NotReady if any is, else
+// faulted if any is, else the group's mean allocation.
+func aggregate(nodes []NodeCell) int {
+	var gpus, used int64
+	faulted := false
+	for _, n := range nodes {
+		if !n.Ready {
+			return cellNotReady
+		}
+		faulted = faulted || n.Faulted
+		gpus += n.GPUs
+		used += n.Used
+	}
+	if faulted {
+		return cellFaulted
+	}
+	return NodeCell{GPUs: gpus, Used: used}.Level()
+}
+
+// renderMap draws the map in w×h cells (legend and caption excluded).
+func renderMap(th Theme, v FleetView, w, h int) (cells, caption string) {
+	if len(v.Nodes) == 0 {
+		return th.Dim.Render("no nodes yet: press n to add some"), "0 nodes"
+	}
+	l := layoutMap(v, w, h)
+	var b strings.Builder
+	for i, row := range l.rows {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		// One Render call per run of equal cells keeps a 5,000-cell map
+		// cheap to draw.
+		for j := 0; j < len(row); {
+			k := j
+			for k < len(row) && row[k] == row[j] {
+				k++
+			}
+			b.WriteString(cellRun(th, row[j], k-j))
+			j = k
+		}
+	}
+	caption = fmt.Sprintf("%s nodes", thousands(int64(len(v.Nodes))))
+	switch {
+	case l.grouped:
+		caption += " · grouped by rack"
+	case l.perCell > 1 && v.Racked && l.perCell%v.RackSize == 0:
+		caption += fmt.Sprintf(" · 1 cell = %d rack%s (%d nodes)", l.perCell/v.RackSize, plural(l.perCell/v.RackSize), l.perCell)
+	case l.perCell > 1:
+		caption += fmt.Sprintf(" · 1 cell = %d nodes", l.perCell)
+	}
+	return b.String(), caption
+}
+
+func cellRun(th Theme, kind, n int) string {
+	switch kind {
+	case cellGap:
+		return strings.Repeat(" ", n)
+	case cellNotReady:
+		return th.NotReady.Render(strings.Repeat(notReadyGlyph, n))
+	case cellFaulted:
+		return th.Faulted.Render(strings.Repeat(faultedGlyph, n))
+	default:
+		return th.Cells[kind].Render(strings.Repeat(cellGlyphs[kind], n))
+	}
+}
+
+// mapLegend explains the cells in one line.
+func mapLegend(th Theme) string {
+	parts := []string{}
+	for _, l := range []int{0, 2, 4, 6, 8} {
+		parts = append(parts, cellRun(th, l, 1)+th.Dim.Render(fmt.Sprint(l)))
+	}
+	return strings.Join(parts, " ") + th.Dim.Render(" GPUs  ") +
+		cellRun(th, cellNotReady, 1) + th.Dim.Render(" NotReady  ") +
+		cellRun(th, cellFaulted, 1) + th.Dim.Render(" faulted")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// thousands formats n with thousands separators, as the seed's tables do.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}

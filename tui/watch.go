@@ -1,0 +1,110 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// WatchFleet keeps node and pod informers and sends a FleetView on the
+// returned channel at most once per interval, and only after something
+// changed. The informers never touch the model: views cross to the UI as
+// values. The channel closes when ctx ends.
+func WatchFleet(ctx context.Context, cs kubernetes.Interface, interval time.Duration) (<-chan FleetView, error) {
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(slim))
+	nodes := f.Core().V1().Nodes()
+	pods := f.Core().V1().Pods()
+	var dirty atomic.Bool
+	mark := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { dirty.Store(true) },
+		UpdateFunc: func(any, any) { dirty.Store(true) },
+		DeleteFunc: func(any) { dirty.Store(true) },
+	}
+	if _, err := nodes.Informer().AddEventHandler(mark); err != nil {
+		return nil, err
+	}
+	if _, err := pods.Informer().AddEventHandler(mark); err != nil {
+		return nil, err
+	}
+	f.Start(ctx.Done())
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return nil, fmt.Errorf("listing %v: %w", typ, context.Cause(ctx))
+		}
+	}
+	out := make(chan FleetView, 1)
+	build := func() FleetView {
+		ns, _ := nodes.Lister().List(labels.Everything())
+		ps, _ := pods.Lister().List(labels.Everything())
+		return BuildFleetView(ns, ps, time.Now())
+	}
+	out <- build()
+	dirty.Store(false)
+	go func() {
+		defer close(out)
+		defer f.Shutdown()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if !dirty.Swap(false) {
+					continue
+				}
+				v := build()
+				select { // replace a view the UI has not taken yet
+				case <-out:
+				default:
+				}
+				out <- v
+			}
+		}
+	}()
+	return out, nil
+}
+
+// slim keeps only what BuildFleetView reads, so 8,000 pods cost the
+// console little memory: no managed fields, annotations, env or status
+// details.
+func slim(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		p := &corev1.Pod{ObjectMeta: slimMeta(o.ObjectMeta, nil)}
+		p.Spec.NodeName = o.Spec.NodeName
+		if g := podGPUs(o); g > 0 {
+			p.Spec.Containers = []corev1.Container{{Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{gpuResource: *resource.NewQuantity(g, resource.DecimalSI)},
+			}}}
+		}
+		p.Status.Phase = o.Status.Phase
+		return p, nil
+	case *corev1.Node:
+		n := &corev1.Node{ObjectMeta: slimMeta(o.ObjectMeta, map[string]string{RackLabel: o.Labels[RackLabel]})}
+		n.Spec.Unschedulable = o.Spec.Unschedulable
+		n.Spec.Taints = o.Spec.Taints
+		if q, ok := o.Status.Allocatable[gpuResource]; ok {
+			n.Status.Allocatable = corev1.ResourceList{gpuResource: q}
+		}
+		for _, c := range o.Status.Conditions {
+			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: c.Type, Status: c.Status})
+		}
+		return n, nil
+	default: // tombstones and the like pass through
+		return obj, nil
+	}
+}
+
+func slimMeta(m metav1.ObjectMeta, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion, Labels: labels}
+}
