@@ -4,17 +4,18 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 45m
 
-.PHONY: build run up test unit e2e browser lint bench-nodes clean-fleet
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ghostfleet
 
 # Builds what is missing (first run: the control plane from source, ~12 min
-# on 2 cores) and brings up 1,000 fake GPU nodes.
+# on 2 cores), brings up 1,000 fake GPU nodes and opens the console.
 run: build
-	./$(BIN) up
+	./$(BIN)
 
-up: run
+up: build
+	./$(BIN) up
 
 # Unit tests, then the integration suite against a real control plane and
 # Prometheus that the suite brings up itself.
@@ -23,14 +24,17 @@ test: unit e2e
 unit:
 	$(GO) test ./...
 
-e2e: build browser
+e2e: build tools
 	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/
 
-# The suite opens a report in Debian's headless Chromium.
-browser:
-	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the report test"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+# The suite opens a report in Debian's headless Chromium and drives the
+# console in tmux.
+tools:
+	@missing=""; for t in chromium tmux; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then echo "installing Debian's$$missing for the e2e suite"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	@chromium --version 2>/dev/null | grep -v "unexpected operator" || true
+	@tmux -V
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi

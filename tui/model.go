@@ -618,7 +618,7 @@ func (m *Model) mapPane(w, h int) string {
 	case m.form != nil:
 		return box(m.th, m.form.action.Name, m.form.view(m.th), w, h)
 	case m.confirm != nil:
-		return box(m.th, "Confirm", m.th.Warn.Render(m.confirm.question), w, h)
+		return box(m.th, "Confirm", m.th.Warn.Width(w-4).Render(m.confirm.question), w, h)
 	case m.showHelp:
 		m.help.ShowAll = true
 		v := m.help.FullHelpView(m.keys.FullHelp())
@@ -629,6 +629,18 @@ func (m *Model) mapPane(w, h int) string {
 	}
 	cells, caption := renderMap(m.th, m.fleet, w-4, h-4)
 	return box(m.th, "Fleet · "+caption, cells+"\n"+strings.Repeat("\n", max(0, h-5-strings.Count(cells, "\n")))+mapLegend(m.th), w, h)
+}
+
+// wrap indents s by two and wraps it into at most three lines of w.
+func wrap(style lipgloss.Style, s string, w int) []string {
+	lines := strings.Split(lipgloss.NewStyle().Width(w-2).Render(s), "\n")
+	if len(lines) > 3 {
+		lines = lines[:3]
+	}
+	for i, l := range lines {
+		lines[i] = "  " + style.Render(strings.TrimRight(l, " "))
+	}
+	return lines
 }
 
 // activity lists runs, active first then the latest finished, in w×h.
@@ -670,9 +682,9 @@ func (m *Model) activity(w, h int) string {
 		lines = append(lines, style.Render(mark)+" "+r.name+m.th.Dim.Render(" · "+duration(r.ended.Sub(r.started))))
 		switch {
 		case r.err != nil:
-			lines = append(lines, "  "+m.th.Bad.Render(r.err.Error()))
+			lines = append(lines, wrap(m.th.Bad, r.err.Error(), w)...)
 		case r.outcome.Summary != "":
-			lines = append(lines, "  "+r.outcome.Summary)
+			lines = append(lines, wrap(m.th.Footer, r.outcome.Summary, w)...)
 		}
 		if r.outcome.Dir != "" {
 			lines = append(lines, "  "+m.th.Dim.Render(r.outcome.Dir))

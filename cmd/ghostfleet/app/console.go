@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/metrics"
+	"github.com/ghostfleet/ghostfleet/results"
 	"github.com/ghostfleet/ghostfleet/tui"
 )
 
@@ -112,6 +114,11 @@ func (o *consoleOptions) run(ctx context.Context) error {
 		return o.frame(ctx, cfg, cs, prom)
 	}
 
+	// A monitor left open for hours should stay small: collect garbage
+	// before the heap grows past what the informers' slim objects need.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(64 << 20)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fmt.Fprintln(o.streams.ErrOut, "listing nodes and pods…")
@@ -187,14 +194,14 @@ func (o *consoleOptions) subcommand(ctx context.Context, s Streams, args ...stri
 }
 
 // command is an action that runs a subcommand: the console starts exactly
-// what the command line does, recorded the same way. The summary is the
-// first stdout line containing pick (or the first line).
-func (o *consoleOptions) command(pick string, args func(v []string) []string) func(context.Context, []string, tui.Control) (tui.Outcome, error) {
+// what the command line does, recorded the same way. summary picks the
+// activity pane's line from the command's output.
+func (o *consoleOptions) command(summary func(out string) string, args func(v []string) []string) func(context.Context, []string, tui.Control) (tui.Outcome, error) {
 	return func(ctx context.Context, values []string, ctl tui.Control) (tui.Outcome, error) {
 		var out, errOut bytes.Buffer
 		s := Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Progress: ctl.Report, Live: ctl.Live}
 		err := o.subcommand(ctx, s, args(values)...)
-		res := tui.Outcome{Summary: pickLine(out.String(), pick), Dir: folderIn(out.String() + errOut.String())}
+		res := tui.Outcome{Summary: summary(out.String()), Dir: folderIn(out.String() + errOut.String())}
 		var exit exitError
 		switch {
 		case errors.As(err, &exit) && exit.code == 130:
@@ -206,15 +213,38 @@ func (o *consoleOptions) command(pick string, args func(v []string) []string) fu
 	}
 }
 
-func pickLine(out, pick string) string {
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	for _, l := range lines {
-		if pick != "" && strings.Contains(l, pick) {
-			return strings.TrimSpace(l)
+// lineWith summarises by the first output line containing s, or the first.
+func lineWith(s string) func(string) string {
+	return func(out string) string {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		for _, l := range lines {
+			if strings.Contains(l, s) {
+				return strings.TrimSpace(l)
+			}
+		}
+		return strings.TrimSpace(lines[0])
+	}
+}
+
+// sloCounts summarises a snapshot by its verdicts, e.g. "SLOs: 4 pass, 1 fail".
+func sloCounts(out string) string {
+	var parts []string
+	for _, s := range []string{results.StatusPass, results.StatusFail, results.StatusNoData} {
+		n := 0
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "  "+s+" ") {
+				n++
+			}
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
 	}
-	return strings.TrimSpace(lines[0])
+	return "SLOs: " + strings.Join(parts, ", ")
 }
+
+// nothing is the summary of commands whose result is their folder.
+func nothing(string) string { return "" }
 
 // folderIn finds the results folder a command named in its output.
 func folderIn(out string) string {
@@ -235,27 +265,27 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 		tui.ActNodes: {
 			Name: "Scale the fleet", Fields: []tui.Field{f("nodes", "1000", "GhostFleet nodes wanted")},
 			Describe: func(v []string) string { return "nodes " + v[0] },
-			Run:      o.command("", func(v []string) []string { return []string{"nodes", v[0]} }),
+			Run:      o.command(lineWith("nodes"), func(v []string) []string { return []string{"nodes", v[0]} }),
 		},
 		tui.ActLoad: {
 			Name: "Load: N pods of G GPUs",
 			Fields: []tui.Field{f("pods", "8000", "N"), f("GPUs per pod", "1", "G"),
 				f("mode", "pods", "pods, deployment or job")},
 			Describe: func(v []string) string { return fmt.Sprintf("load %s×%s", v[0], v[1]) },
-			Run:      o.command("verdict", func(v []string) []string { return []string{"load", v[0], v[1], "--mode", v[2]} }),
+			Run:      o.command(lineWith("verdict"), func(v []string) []string { return []string{"load", v[0], v[1], "--mode", v[2]} }),
 		},
 		tui.ActChurn: {
 			Name:     "Churn: open-loop create/delete",
 			Fields:   []tui.Field{f("rate", "50", "pods/s"), f("duration", "60s", "10m, 600")},
 			Describe: func(v []string) string { return fmt.Sprintf("churn %s/s", v[0]) },
-			Run:      o.command("creates:", func(v []string) []string { return []string{"churn", v[0], v[1]} }),
+			Run:      o.command(lineWith("creates:"), func(v []string) []string { return []string{"churn", v[0], v[1]} }),
 		},
 		tui.ActChurnLimited: {
 			Name: "Churn-limited: bounded in-flight requests",
 			Fields: []tui.Field{f("rate", "100", "pods/s"), f("duration", "60s", "10m, 600"),
 				f("concurrency", "50", "requests in flight at most")},
 			Describe: func(v []string) string { return fmt.Sprintf("churn-limited %s/s", v[0]) },
-			Run: o.command("creates:", func(v []string) []string {
+			Run: o.command(lineWith("creates:"), func(v []string) []string {
 				return []string{"churn-limited", v[0], v[1], "--concurrency", v[2]}
 			}),
 		},
@@ -264,25 +294,25 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 			Fields: []tui.Field{f("jobs", "100", "Indexed Jobs"), f("pods per job", "8", "workers"),
 				f("GPUs per pod", "8", "8: whole DGX nodes")},
 			Describe: func(v []string) string { return fmt.Sprintf("train %s×%s×%s", v[0], v[1], v[2]) },
-			Run: o.command("jobs", func(v []string) []string {
+			Run: o.command(lineWith("jobs"), func(v []string) []string {
 				return []string{"train", "--jobs", v[0], "--pods-per-job", v[1], "--gpus-per-pod", v[2]}
 			}),
 		},
 		tui.ActSnapshot: {
 			Name: "Snapshot", Fields: []tui.Field{f("since", "15m", "window before now")},
 			Describe: func(v []string) string { return "snapshot " + v[0] },
-			Run:      o.command("written to", func(v []string) []string { return []string{"snapshot", "--since", v[0]} }),
+			Run:      o.command(sloCounts, func(v []string) []string { return []string{"snapshot", "--since", v[0]} }),
 		},
 		tui.ActReport: {
 			Name:     "Report of the latest snapshot",
 			Describe: func([]string) string { return "report" },
-			Run:      o.command("", func([]string) []string { return []string{"report"} }),
+			Run:      o.command(nothing, func([]string) []string { return []string{"report"} }),
 		},
 		tui.ActUnload: {
 			Name:     "Remove workloads",
 			Confirm:  "remove every GhostFleet workload (pods, Deployments, Jobs)? y: remove, any other key: keep",
 			Describe: func([]string) string { return "unload" },
-			Run:      o.command("removed", func([]string) []string { return []string{"unload"} }),
+			Run:      o.command(lineWith("removed"), func([]string) []string { return []string{"unload"} }),
 		},
 		tui.ActCL2:    {Name: "ClusterLoader2", Unavailable: "b: ClusterLoader2 runs are not available yet in this build"},
 		tui.ActFaults: {Name: "Faults", Unavailable: "f: GPU fault injection is not available yet in this build"},
