@@ -75,9 +75,25 @@ type Model struct {
 	quitting bool
 
 	// frame memoises View: it is redrawn only after something it shows
-	// changed.
-	frame string
-	dirty bool
+	// changed. The map and the sparklines, the costly parts, are kept
+	// apart: the clock ticking redraws neither.
+	frame  string
+	dirty  bool
+	maps   memo
+	sparks memo
+}
+
+// memo is one rendered block and what it was rendered from.
+type memo struct {
+	key any
+	out string
+}
+
+func (c *memo) get(key any, render func() string) string {
+	if c.out == "" || c.key != key {
+		c.key, c.out = key, render()
+	}
+	return c.out
 }
 
 // run is one action started from the console.
@@ -556,21 +572,29 @@ func (m *Model) render() string {
 		box(m.th, "Activity", m.activity(rw-4, actH-3), rw, actH))
 	top := joinH(left, right)
 
-	var rows []string
-	sp := sparks(m.met, m.verb)
-	for i := 0; i < len(sp); i += cols {
-		var blocks []string
-		for j := 0; j < cols; j++ {
-			sw := w / cols
-			if j == cols-1 {
-				sw = w - (cols-1)*(w/cols)
-			}
-			title, body := renderSpark(m.th, sp[i+j], sw-4, plot)
-			blocks = append(blocks, box(m.th, title, body, sw, sparkPaneH))
-		}
-		rows = append(rows, joinH(blocks...))
+	type sparkKey struct {
+		at         time.Time
+		verb       string
+		w, h, plot int
 	}
-	return lipgloss.JoinVertical(lipgloss.Left, append([]string{header, top}, append(rows, footer)...)...)
+	charts := m.sparks.get(sparkKey{m.met.At, m.verb, w, h, plot}, func() string {
+		var rows []string
+		sp := sparks(m.met, m.verb)
+		for i := 0; i < len(sp); i += cols {
+			var blocks []string
+			for j := 0; j < cols; j++ {
+				sw := w / cols
+				if j == cols-1 {
+					sw = w - (cols-1)*(w/cols)
+				}
+				title, body := renderSpark(m.th, sp[i+j], sw-4, plot)
+				blocks = append(blocks, box(m.th, title, body, sw, sparkPaneH))
+			}
+			rows = append(rows, joinH(blocks...))
+		}
+		return lipgloss.JoinVertical(lipgloss.Left, rows...)
+	})
+	return lipgloss.JoinVertical(lipgloss.Left, header, top, charts, footer)
 }
 
 func (m *Model) header(w int) string {
@@ -627,8 +651,14 @@ func (m *Model) mapPane(w, h int) string {
 	case !m.haveFleet:
 		return box(m.th, "Fleet", m.th.Dim.Render("listing nodes and pods…"), w, h)
 	}
-	cells, caption := renderMap(m.th, m.fleet, w-4, h-4)
-	return box(m.th, "Fleet · "+caption, cells+"\n"+strings.Repeat("\n", max(0, h-5-strings.Count(cells, "\n")))+mapLegend(m.th), w, h)
+	type mapKey struct {
+		at   time.Time
+		w, h int
+	}
+	return m.maps.get(mapKey{m.fleet.At, w, h}, func() string {
+		cells, caption := renderMap(m.th, m.fleet, w-4, h-4)
+		return box(m.th, "Fleet · "+caption, cells+"\n"+strings.Repeat("\n", max(0, h-5-strings.Count(cells, "\n")))+mapLegend(m.th), w, h)
+	})
 }
 
 // wrap indents s by two and wraps it into at most three lines of w.

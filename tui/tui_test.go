@@ -498,3 +498,18 @@ func BenchmarkRender(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkTickRedraw is the console's steady state: the clock ticks every
+// second and only the header and activity change.
+func BenchmarkTickRedraw(b *testing.B) {
+	m := New(testConfig(true))
+	m.w, m.h = 160, 48
+	m.Update(fleetMsg(sampleFleet(1000)))
+	m.Update(metricsMsg(sampleMetrics()))
+	m.View()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Update(tickMsg(epoch))
+		_ = m.View()
+	}
+}
