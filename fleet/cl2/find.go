@@ -16,7 +16,7 @@ var BinaryNames = []string{"clusterloader", "clusterloader2"}
 // BuildHelp says how to get a binary. CL2 is not served by the Go module
 // proxy, so GhostFleet can neither vendor nor fetch it.
 const BuildHelp = `ClusterLoader2 is not on the Go module proxy, so GhostFleet cannot fetch it.
-Build it once from a perf-tests checkout (Go 1.22+, a few minutes):
+Build it once from a perf-tests checkout:
 
   git clone https://github.com/kubernetes/perf-tests
   cd perf-tests/clusterloader2

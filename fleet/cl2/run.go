@@ -3,6 +3,7 @@ package cl2
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +55,9 @@ type Options struct {
 	Provider string
 	// Kubeconfig is the fleet's kubeconfig; CL2 uses its current context.
 	Kubeconfig string
+	// Set are test overrides (CL2_* keys) written to an overrides file in
+	// the run folder and passed last, so they win over Overrides.
+	Set map[string]any
 	// ExtraArgs are passed to clusterloader after GhostFleet's own.
 	ExtraArgs []string
 	// Env is the environment to start from (os.Environ() when nil).
@@ -81,12 +85,12 @@ func (o Options) Validate() error {
 	if o.Nodes < 1 || o.Nodes > fleet.MaxNodes {
 		return fmt.Errorf("--nodes %d is out of range: allowed are 1-%d (default: the fleet's fake node count)", o.Nodes, fleet.MaxNodes)
 	}
-	if err := checkFile("--config", o.Config); err != nil {
+	if err := CheckFiles(o.Config, o.Overrides); err != nil {
 		return err
 	}
-	for _, f := range o.Overrides {
-		if err := checkFile("--overrides", f); err != nil {
-			return err
+	for k := range o.Set {
+		if !overrideKey.MatchString(k) {
+			return fmt.Errorf("override key %q is not a CL2 parameter: allowed are CL2_ followed by capitals, digits and _", k)
 		}
 	}
 	if o.Kubeconfig == "" {
@@ -94,6 +98,20 @@ func (o Options) Validate() error {
 	}
 	if err := checkFile("kubeconfig", o.Kubeconfig); err != nil {
 		return err
+	}
+	return nil
+}
+
+// CheckFiles checks that the test config and overrides files exist, so
+// a typo is reported before a fleet is looked at.
+func CheckFiles(config string, overrides []string) error {
+	if err := checkFile("--config", config); err != nil {
+		return err
+	}
+	for _, f := range overrides {
+		if err := checkFile("--overrides", f); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -216,6 +234,13 @@ func Run(ctx context.Context, o Options) (results.Record, string, error) {
 	if err := os.MkdirAll(reportDir, 0o755); err != nil {
 		return results.Record{}, dir, err
 	}
+	if len(o.Set) > 0 {
+		f, err := writeOverrides(dir, o.Set)
+		if err != nil {
+			return results.Record{}, dir, err
+		}
+		o.Overrides = append(append([]string{}, o.Overrides...), f)
+	}
 	args := o.Args(reportDir)
 	env := o.Environ()
 	rec := results.Record{
@@ -271,6 +296,28 @@ func Run(ctx context.Context, o Options) (results.Record, string, error) {
 	return rec, dir, verdict
 }
 
+// SetOverridesName is the overrides file Options.Set is written to.
+const SetOverridesName = "overrides.ghostfleet.yaml"
+
+func writeOverrides(dir string, set map[string]any) (string, error) {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# Written by ghostfleet cl2 from its flags; passed to CL2 last.\n")
+	for _, k := range keys {
+		v, err := json.Marshal(set[k]) // a JSON scalar is a YAML scalar
+		if err != nil {
+			return "", fmt.Errorf("override %s: %w", k, err)
+		}
+		fmt.Fprintf(&b, "%s: %s\n", k, v)
+	}
+	path := filepath.Join(dir, SetOverridesName)
+	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
 func junitText(j *results.CL2JUnit) string {
 	if j == nil || j.Passed() {
 		return ""
@@ -293,10 +340,11 @@ func cl2Env(env []string) []string {
 	return out
 }
 
-// CL2's klog lines this runner reads.
+// CL2's klog lines this runner reads, and the override keys it writes.
 var (
-	stepLine   = regexp.MustCompile(`Step "(.*)" (started|ended)`)
-	prefixLine = regexp.MustCompile(`AutomanagedNamespacePrefix: (\S+)`)
+	overrideKey = regexp.MustCompile(`^CL2_[A-Z0-9_]+$`)
+	stepLine    = regexp.MustCompile(`Step "(.*)" (started|ended)`)
+	prefixLine  = regexp.MustCompile(`AutomanagedNamespacePrefix: (\S+)`)
 )
 
 type runState struct {

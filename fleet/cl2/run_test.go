@@ -208,6 +208,7 @@ func TestRunPasses(t *testing.T) {
 	o := f.options()
 	o.Overrides = []string{overrides}
 	o.ExtraArgs = []string{"--port=8123"}
+	o.Set = map[string]any{"CL2_POD_THROUGHPUT": 75.5, "CL2_PODS_PER_NODE": 6}
 	var events []progress.Event
 	o.Report = func(e progress.Event) { events = append(events, e) }
 	var log strings.Builder
@@ -226,6 +227,7 @@ func TestRunPasses(t *testing.T) {
 	wantArgs := []string{
 		"--testconfig=" + f.config,
 		"--testoverrides=" + overrides,
+		"--testoverrides=" + filepath.Join(dir, SetOverridesName),
 		"--provider=kind",
 		"--nodes=100",
 		"--kubeconfig=" + f.kubeconfig,
@@ -238,6 +240,11 @@ func TestRunPasses(t *testing.T) {
 	}
 	if got := f.recorded(t, "argv"); !reflect.DeepEqual(got, wantArgs) {
 		t.Errorf("argv\n got %q\nwant %q", got, wantArgs)
+	}
+	// --pods-per-node and --throughput land in an overrides file of the
+	// run, passed last so they win.
+	if set, err := os.ReadFile(filepath.Join(dir, SetOverridesName)); err != nil || !strings.HasSuffix(string(set), "CL2_PODS_PER_NODE: 6\nCL2_POD_THROUGHPUT: 75.5\n") {
+		t.Errorf("overrides file %q (%v)", set, err)
 	}
 	// The environment: the fleet's kubeconfig replaces the user's,
 	// CL2_* and everything else pass through.
@@ -377,6 +384,7 @@ func TestValidate(t *testing.T) {
 		{"config is a folder", func(o *Options) { o.Config = f.dir }, "is a folder: it must name a file"},
 		{"missing overrides", func(o *Options) { o.Overrides = []string{"absent.yaml"} }, "--overrides absent.yaml: no such file"},
 		{"no binary", func(o *Options) { o.Binary = "" }, "no ClusterLoader2 binary"},
+		{"bad override key", func(o *Options) { o.Set = map[string]any{"PODS_PER_NODE": 3} }, `override key "PODS_PER_NODE" is not a CL2 parameter`},
 		{"fleet not up", func(o *Options) { o.Kubeconfig = filepath.Join(f.dir, "gone", "kubeconfig.yaml") }, "kubeconfig " + filepath.Join(f.dir, "gone", "kubeconfig.yaml")},
 	}
 	for _, tt := range tests {
