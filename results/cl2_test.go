@@ -1,11 +1,13 @@
 package results
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const fixtureTime = "2026-11-29T18:20:31Z"
@@ -178,5 +180,49 @@ func TestSummaryStem(t *testing.T) {
 		if got := summaryStem(tt.in); got != tt.want {
 			t.Errorf("summaryStem(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// A cl2 run in a snapshot's window gets its own section in the report,
+// from run.json as written to disk, every value escaped.
+func TestReportShowsCL2Runs(t *testing.T) {
+	root := t.TempDir()
+	t0 := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+	res, err := ParseCL2Report(cl2Fixture(t, "failed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.ReportDir, res.ExitCode = "report", 1
+	evil := `<img src=x onerror=alert(1)>`
+	res.Problems = append(res.Problems, evil)
+	if _, err := WriteRecord(root, Record{ID: "cl2-x", Kind: KindCL2, Started: t0.Add(time.Minute), Ended: t0.Add(3 * time.Minute),
+		Outcome: "failed: clusterloader exited with code 1", Result: res}); err != nil {
+		t.Fatal(err)
+	}
+	dir, _, err := Snapshot(context.Background(), SnapshotOptions{Root: root, Fleet: Fleet{Cluster: "c"}, Start: t0, End: t0.Add(5 * time.Minute), Step: 15 * time.Second, Source: fakeSource{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Report(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(data)
+	for _, want := range []string{
+		"<h2>ClusterLoader2 cl2-x</h2>",
+		"clusterloader exit 1; junit 3 tests, 2 failed, 0 errors",
+		"<td>SaturationPodStartupLatency</td><td>pod_startup</td><td>5.210</td><td>9.870</td><td>12.004</td>",
+		"timed out waiting: 310/400 pods running &lt;script&gt;",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(html, evil) || strings.Contains(html, "310/400 pods running <script>") {
+		t.Error("a CL2 value reached the page unescaped")
 	}
 }
