@@ -375,12 +375,15 @@ func (st *runState) line(line string) {
 	}
 }
 
-func (st *runState) finish(now time.Time) {
+func (st *runState) finish(now time.Time) { st.close(now, "") }
+
+// close ends the open step; note says why when CL2 did not end it.
+func (st *runState) close(now time.Time, note string) {
 	if st.open == nil {
 		return
 	}
 	st.open.End = now
-	st.report(progress.Event{Kind: progress.Finish, Step: st.open.Name, Message: st.open.Name, Elapsed: st.open.End.Sub(st.open.Start)})
+	st.report(progress.Event{Kind: progress.Finish, Step: st.open.Name, Message: st.open.Name + note, Elapsed: st.open.End.Sub(st.open.Start)})
 	st.phases = append(st.phases, *st.open)
 	st.open = nil
 }
@@ -437,7 +440,7 @@ func execute(ctx context.Context, binary string, args, env []string, log io.Writ
 	}
 	err := cmd.Wait()
 	w.flush()
-	st.finish(time.Now().UTC())
+	st.close(time.Now().UTC(), " — cut short: clusterloader ended inside it")
 	st.exitCode = cmd.ProcessState.ExitCode()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {

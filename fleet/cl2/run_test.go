@@ -342,7 +342,9 @@ func TestRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Cancel once CL2 is inside a step, as Ctrl-C would.
+	var last progress.Event
 	o.Report = func(e progress.Event) {
+		last = e
 		if e.Kind == progress.Start {
 			cancel()
 		}
@@ -364,9 +366,12 @@ func TestRunInterrupted(t *testing.T) {
 	if len(res.PodStartupLatency) != 1 || res.NamespacePrefix != "test-q7x2kd" {
 		t.Errorf("what CL2 wrote before the interrupt is lost: %+v", res)
 	}
-	// The open step is closed at the interrupt.
+	// The open step is closed at the interrupt, and says it was cut short.
 	if len(onDisk.Phases) != 1 || onDisk.Phases[0].End.IsZero() {
 		t.Errorf("phases %+v", onDisk.Phases)
+	}
+	if last.Kind != progress.Finish || !strings.Contains(last.Message, "cut short") {
+		t.Errorf("last event %+v", last)
 	}
 }
 

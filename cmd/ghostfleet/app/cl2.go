@@ -194,7 +194,7 @@ func (o *cl2Options) cleanUpInterrupted(env runEnv, rec results.Record) {
 		fmt.Fprintf(w, "interrupted: ClusterLoader2's namespaces %s-* may be left (%v); delete them with kubectl --kubeconfig %s delete namespace NAME\n", res.NamespacePrefix, err, env.target.Kubeconfig)
 		return
 	}
-	fmt.Fprintf(w, "interrupted: deleting ClusterLoader2's %d namespaces %s-* (their pods go with them)\n", len(deleted), res.NamespacePrefix)
+	fmt.Fprintf(w, "interrupted: deleting the %d namespace(s) ClusterLoader2 created, %s-* (their pods go with them)\n", len(deleted), res.NamespacePrefix)
 }
 
 // cl2LogLines shows clusterloader's output: every line with --verbose,
