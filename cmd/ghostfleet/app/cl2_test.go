@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"github.com/ghostfleet/ghostfleet/results"
 )
 
@@ -95,6 +96,34 @@ func TestPrintCL2(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Without -v only clusterloader's error lines reach the user, as
+// warnings; with -v every line does. Lines may arrive split.
+func TestCL2LogLines(t *testing.T) {
+	lines := "I1129 18:00:00.000000 1 x.go:1] Using config\nE1129 18:00:01.000000 1 x.go:2] measurement failed\nF1129 18:00:02.000000 1 x.go:3] fat"
+	tests := []struct {
+		verbose bool
+		want    []string
+	}{
+		{false, []string{"! clusterloader: E1129 18:00:01.000000 1 x.go:2] measurement failed", "! clusterloader: F1129 18:00:02.000000 1 x.go:3] fatal"}},
+		{true, []string{"i clusterloader: I1129 18:00:00.000000 1 x.go:1] Using config", "! clusterloader: E1129 18:00:01.000000 1 x.go:2] measurement failed", "! clusterloader: F1129 18:00:02.000000 1 x.go:3] fatal"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		l := &cl2LogLines{verbose: tt.verbose, report: func(e progress.Event) {
+			kind := map[progress.Kind]string{progress.Info: "i", progress.Warn: "!"}[e.Kind]
+			got = append(got, kind+" "+e.Message)
+		}}
+		for _, chunk := range []string{lines[:30], lines[30:], "al\n"} {
+			if _, err := l.Write([]byte(chunk)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("verbose %v:\n got %q\nwant %q", tt.verbose, got, tt.want)
 		}
 	}
 }
