@@ -1,7 +1,8 @@
 // Command cl2standin stands in for ClusterLoader2 in the e2e suite, where
 // no clusterloader binary can be built: it takes CL2's flags, works on the
 // cluster of --kubeconfig as CL2 would (a namespace test-xxxxxx-1 holding
-// a Deployment of --nodes GPU pods), logs CL2-style step lines, and writes
+// a Deployment of --nodes GPU pods from the scenario's deployment.yaml,
+// next to --testconfig), logs CL2-style step lines, and writes
 // CL2-format artifacts from what it measured. With STANDIN_BLOCK set it
 // stops inside a step until SIGINT, leaving its namespace, as an
 // interrupted CL2 does.
@@ -18,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"text/template"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,8 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"sigs.k8s.io/yaml"
 )
 
 func logf(format string, a ...any) {
@@ -69,17 +70,21 @@ func main() {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		fail("namespace: %v", err)
 	}
-	replicas := int32(nodes)
-	labels := map[string]string{"group": "gf-saturation"}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "gpu-saturation-0", Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: workload.PodSpec(1)},
-		},
+	// The scenario's own pod template, filled as CL2 fills it, so the
+	// suite checks that its pods really land and run on the fake nodes.
+	tpl, err := template.ParseFiles(filepath.Join(filepath.Dir(flags["testconfig"]), "deployment.yaml"))
+	if err != nil {
+		fail("template: %v", err)
 	}
-	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+	var manifest strings.Builder
+	if err := tpl.Execute(&manifest, map[string]any{"Name": "gpu-saturation-0", "Replicas": nodes, "Group": "gf-saturation", "GPUs": 1, "Image": "registry.k8s.io/pause:3.10"}); err != nil {
+		fail("template: %v", err)
+	}
+	var d appsv1.Deployment
+	if err := yaml.UnmarshalStrict([]byte(manifest.String()), &d); err != nil {
+		fail("deployment.yaml: %v", err)
+	}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, &d, metav1.CreateOptions{}); err != nil {
 		fail("deployment: %v", err)
 	}
 	// pod_startup as CL2 measures it: created → seen running by the
