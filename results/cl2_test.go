@@ -2,6 +2,8 @@ package results
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -224,5 +226,36 @@ func TestReportShowsCL2Runs(t *testing.T) {
 	}
 	if strings.Contains(html, evil) || strings.Contains(html, "310/400 pods running <script>") {
 		t.Error("a CL2 value reached the page unescaped")
+	}
+}
+
+// The pod startup SLO counts a cl2 run's latency pods (PodStartupLatency),
+// in seconds, and not its saturation pods, which CL2 holds to a looser
+// threshold.
+func TestPodStartupVerdictReadsCL2(t *testing.T) {
+	sat := CL2Latency{Measurement: "SaturationPodStartupLatency", Metric: "pod_startup", Unit: "ms", P99: 12004}
+	tests := []struct {
+		name   string
+		lines  []CL2Latency
+		status string
+		value  float64
+	}{
+		{"latency pods over 5s", []CL2Latency{sat, {Measurement: "PodStartupLatency", Metric: "create_to_schedule", Unit: "ms", P99: 9000}, {Measurement: "PodStartupLatency", Metric: "pod_startup", Unit: "ms", P99: 6200}}, StatusFail, 6.2},
+		{"latency pods within 5s", []CL2Latency{sat, {Measurement: "PodStartupLatency", Metric: "pod_startup", Unit: "ms", P99: 1020.7}}, StatusPass, 1.0207},
+		{"saturation only", []CL2Latency{sat}, StatusNoData, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// As read back from run.json: Result is plain JSON.
+			var result any
+			data, _ := json.Marshal(CL2Result{PodStartupLatency: tt.lines})
+			if err := json.Unmarshal(data, &result); err != nil {
+				t.Fatal(err)
+			}
+			v := podStartupVerdict([]Record{{ID: "cl2-a", Kind: KindCL2, Result: result}})
+			if v.Status != tt.status || math.Abs(v.Value-tt.value) > 1e-9 || (tt.status != StatusNoData && v.Where != "cl2-a") {
+				t.Errorf("verdict %+v, want %s %g", v, tt.status, tt.value)
+			}
+		})
 	}
 }

@@ -116,14 +116,17 @@ func cl2Sections(runs []Record) []cl2Section {
 }
 
 // cl2Seconds shows a CL2 figure in seconds (CL2 reports ms).
-func cl2Seconds(v float64, unit string) string {
+func cl2Seconds(v float64, unit string) string { return fmt.Sprintf("%.3f", v*cl2Unit(unit)) }
+
+// cl2Unit is a CL2 unit in seconds.
+func cl2Unit(unit string) float64 {
 	switch unit {
 	case "ms":
-		v /= 1000
+		return 1e-3
 	case "us", "µs":
-		v /= 1e6
+		return 1e-6
 	}
-	return fmt.Sprintf("%.3f", v)
+	return 1
 }
 
 func unix(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
@@ -179,7 +182,7 @@ Report folder: <code>{{.ID}}/{{.Result.ReportDir}}</code></p>
 {{if .Result.PodStartupLatency}}<table><tr><th>pod startup latency</th><th>transition</th><th>p50 (s)</th><th>p90 (s)</th><th>p99 (s)</th></tr>
 {{range .Result.PodStartupLatency}}<tr><td>{{.Measurement}}</td><td>{{.Metric}}</td><td>{{sec .P50 .Unit}}</td><td>{{sec .P90 .Unit}}</td><td>{{sec .P99 .Unit}}</td></tr>
 {{end}}</table>{{end}}
-{{range .Result.SchedulingThroughput}}<p>Scheduling throughput (pods/s): p50 {{.Perc50}}, p90 {{.Perc90}}, p99 {{.Perc99}}, max {{.Max}}</p>{{end}}
+{{range .Result.SchedulingThroughput}}<p>Scheduling throughput (pods/s): p50 {{printf "%.1f" .Perc50}}, p90 {{printf "%.1f" .Perc90}}, p99 {{printf "%.1f" .Perc99}}, max {{printf "%.1f" .Max}}</p>{{end}}
 {{if .Result.APIResponsiveness}}<table><tr><th>API call</th><th>scope</th><th>count</th><th>p50 (s)</th><th>p90 (s)</th><th>p99 (s)</th></tr>
 {{range .Result.APIResponsiveness}}<tr><td>{{.Verb}} {{.Resource}}{{with .Subresource}}/{{.}}{{end}}</td><td>{{.Scope}}</td><td>{{.Count}}</td><td>{{sec .P50 .Unit}}</td><td>{{sec .P90 .Unit}}</td><td>{{sec .P99 .Unit}}</td></tr>
 {{end}}</table>{{end}}
