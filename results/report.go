@@ -27,6 +27,7 @@ type reportData struct {
 	Verdicts []Verdict
 	Metrics  []QuerySeries
 	Phases   []chartPhase
+	CL2      []cl2Section
 }
 
 // chartPhase is a run's phase as the charts mark it.
@@ -79,6 +80,7 @@ func Report(dir string) (string, error) {
 		return "", err
 	}
 	d := reportData{Title: "GhostFleet — " + filepath.Base(dir), Run: run, Verdicts: vs, Metrics: ms}
+	d.CL2 = cl2Sections(run.Runs)
 	for _, r := range run.Runs {
 		for _, p := range r.Phases {
 			d.Phases = append(d.Phases, chartPhase{Label: r.ID + " " + p.Name, Start: unix(p.Start), End: unix(p.End)})
@@ -89,6 +91,42 @@ func Report(dir string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, "report.html"), writeFile(dir, "report.html", []byte(b.String()))
+}
+
+// cl2Section is a ClusterLoader2 run shown in a report.
+type cl2Section struct {
+	ID, Outcome string
+	Result      CL2Result
+}
+
+// cl2Sections reads the cl2 records' results back into CL2Result (the
+// records come from run.json, where Result is plain JSON).
+func cl2Sections(runs []Record) []cl2Section {
+	var out []cl2Section
+	for _, r := range runs {
+		if r.Kind != KindCL2 {
+			continue
+		}
+		var res CL2Result
+		if data, err := json.Marshal(r.Result); err == nil && json.Unmarshal(data, &res) == nil {
+			out = append(out, cl2Section{ID: r.ID, Outcome: r.Outcome, Result: res})
+		}
+	}
+	return out
+}
+
+// cl2Seconds shows a CL2 figure in seconds (CL2 reports ms).
+func cl2Seconds(v float64, unit string) string { return fmt.Sprintf("%.3f", v*cl2Unit(unit)) }
+
+// cl2Unit is a CL2 unit in seconds.
+func cl2Unit(unit string) float64 {
+	switch unit {
+	case "ms":
+		return 1e-3
+	case "us", "µs":
+		return 1e-6
+	}
+	return 1
 }
 
 func unix(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
@@ -106,6 +144,7 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 	"uplot":  func() template.JS { return template.JS(uplotJS) },
 	"params": paramsText,
 	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+	"sec":    cl2Seconds,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -136,6 +175,20 @@ Versions: <code>{{params .Run.Fleet.Versions}}</code></p>
 {{if .Run.Runs}}<table><tr><th>run</th><th>kind</th><th>started</th><th>ended</th><th>outcome</th></tr>
 {{range .Run.Runs}}<tr><td>{{.ID}}</td><td>{{.Kind}}</td><td>{{time .Started}}</td><td>{{time .Ended}}</td><td>{{.Outcome}}</td></tr>
 {{end}}</table>{{else}}<p class="muted">No GhostFleet runs overlap this window.</p>{{end}}
+
+{{range .CL2}}<h2>ClusterLoader2 {{.ID}}</h2>
+<p>{{.Outcome}}; clusterloader exit {{.Result.ExitCode}}{{with .Result.JUnit}}; junit {{.Tests}} tests, {{.Failures}} failed, {{.Errors}} errors{{end}}.
+Report folder: <code>{{.ID}}/{{.Result.ReportDir}}</code></p>
+{{if .Result.PodStartupLatency}}<table><tr><th>pod startup latency</th><th>transition</th><th>p50 (s)</th><th>p90 (s)</th><th>p99 (s)</th></tr>
+{{range .Result.PodStartupLatency}}<tr><td>{{.Measurement}}</td><td>{{.Metric}}</td><td>{{sec .P50 .Unit}}</td><td>{{sec .P90 .Unit}}</td><td>{{sec .P99 .Unit}}</td></tr>
+{{end}}</table>{{end}}
+{{range .Result.SchedulingThroughput}}<p>Scheduling throughput (pods/s): p50 {{printf "%.1f" .Perc50}}, p90 {{printf "%.1f" .Perc90}}, p99 {{printf "%.1f" .Perc99}}, max {{printf "%.1f" .Max}}</p>{{end}}
+{{if .Result.APIResponsiveness}}<table><tr><th>API call</th><th>scope</th><th>count</th><th>p50 (s)</th><th>p90 (s)</th><th>p99 (s)</th></tr>
+{{range .Result.APIResponsiveness}}<tr><td>{{.Verb}} {{.Resource}}{{with .Subresource}}/{{.}}{{end}}</td><td>{{.Scope}}</td><td>{{.Count}}</td><td>{{sec .P50 .Unit}}</td><td>{{sec .P90 .Unit}}</td><td>{{sec .P99 .Unit}}</td></tr>
+{{end}}</table>{{end}}
+{{with .Result.JUnit}}{{range .Failed}}<p class="fail">failed: {{.Name}}</p><pre>{{.Message}}</pre>{{end}}{{end}}
+{{range .Result.Problems}}<p class="muted">unreadable artifact: {{.}}</p>{{end}}
+{{end}}
 
 <h2>Control plane</h2>
 <p class="muted">Shaded: the runs' phases. Dashed red: the SLO threshold.</p>

@@ -101,6 +101,7 @@ Every command targets GhostFleet's own cluster (--name, default
 		newTrainCommand(g),
 		newBinpackCommand(g),
 		newUnloadCommand(g),
+		newCL2Command(g),
 		newSnapshotCommand(g),
 		newReportCommand(g),
 		newSiteCommand(g),
