@@ -70,6 +70,7 @@ type Model struct {
 	form     *form
 	confirm  *confirm
 	showHelp bool
+	note     string // a longer message in the map's place until a key
 	notice   string
 	noticeAt time.Time
 	quitting bool
@@ -327,6 +328,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.note != "" {
+		m.note = ""
+		return nil
+	}
 	if m.showHelp {
 		m.showHelp = false
 		if msg.String() == "esc" || msg.String() == "?" {
@@ -370,7 +375,11 @@ func (m *Model) action(k ActionKey) tea.Cmd {
 		return nil
 	}
 	if a.Unavailable != "" {
-		m.say("%s", a.Unavailable)
+		if strings.Contains(a.Unavailable, "\n") {
+			m.note = a.Unavailable
+		} else {
+			m.say("%s", a.Unavailable)
+		}
 		return nil
 	}
 	if len(a.Fields) > 0 {
@@ -643,6 +652,8 @@ func (m *Model) mapPane(w, h int) string {
 		return box(m.th, m.form.action.Name, m.form.view(m.th), w, h)
 	case m.confirm != nil:
 		return box(m.th, "Confirm", m.th.Warn.Width(w-4).Render(m.confirm.question), w, h)
+	case m.note != "":
+		return box(m.th, "Not available", m.th.Footer.Width(w-4).Render(m.note)+"\n\n"+m.th.Dim.Render("any key closes this"), w, h)
 	case m.showHelp:
 		m.help.ShowAll = true
 		v := m.help.FullHelpView(m.keys.FullHelp())

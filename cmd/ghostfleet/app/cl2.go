@@ -145,7 +145,7 @@ func (o *cl2Options) run(ctx context.Context, extra []string, nodesSet bool) err
 		set["CL2_POD_THROUGHPUT"] = o.throughput
 	}
 
-	p := newPrinter(o.streams.ErrOut, false)
+	p := o.streams.printer(false)
 	defer p.Close()
 	opts := cl2.Options{
 		Binary: binary, Config: o.config, Overrides: o.overrides, Nodes: o.nodes, Provider: o.provider,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/cl2"
 	"github.com/ghostfleet/ghostfleet/metrics"
 	"github.com/ghostfleet/ghostfleet/results"
 	"github.com/ghostfleet/ghostfleet/tui"
@@ -314,8 +316,21 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 			Describe: func([]string) string { return "unload" },
 			Run:      o.command(lineWith("removed"), func([]string) []string { return []string{"unload"} }),
 		},
-		tui.ActCL2:    {Name: "ClusterLoader2", Unavailable: "b: ClusterLoader2 runs are not available yet in this build"},
+		tui.ActCL2: {
+			Name: "ClusterLoader2 density run (experiment E)",
+			Fields: []tui.Field{f("config", cl2.DefaultConfig, "CL2 test config"), f("pods per node", "4", "saturation pods"),
+				f("throughput", "50", "pods/s created")},
+			Describe: func(v []string) string { return "cl2 " + filepath.Base(v[0]) },
+			Run: o.command(lineWith("cl2:"), func(v []string) []string {
+				return []string{"cl2", "--config", v[0], "--pods-per-node", v[1], "--throughput", v[2]}
+			}),
+		},
 		tui.ActFaults: {Name: "Faults", Unavailable: "f: GPU fault injection is not available yet in this build"},
+	}
+	if _, _, err := cl2.Find(""); err != nil {
+		a := acts[tui.ActCL2]
+		a.Unavailable = err.Error()
+		acts[tui.ActCL2] = a
 	}
 	if o.target().Attached() {
 		a := acts[tui.ActNodes]
