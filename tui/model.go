@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -100,7 +101,6 @@ func (c *memo) get(key any, render func() string) string {
 // run is one action started from the console.
 type run struct {
 	id      int
-	key     ActionKey
 	name    string
 	started time.Time
 	ended   time.Time
@@ -108,7 +108,6 @@ type run struct {
 	msgs    chan tea.Msg
 	done    chan struct{}
 
-	step     string
 	message  string
 	progress float64 // 0–1, or -1 when the step has no total
 	rate     RateControl
@@ -124,6 +123,7 @@ type run struct {
 type confirm struct {
 	question string
 	yes      func() tea.Cmd
+	quit     bool // ctrl+c again answers yes
 }
 
 type (
@@ -384,7 +384,7 @@ func (m *Model) action(k ActionKey) tea.Cmd {
 	}
 	if len(a.Fields) > 0 {
 		m.form = newForm(k, a)
-		return textinputBlink()
+		return textinput.Blink
 	}
 	if a.Confirm != "" {
 		m.confirm = &confirm{question: a.Confirm, yes: func() tea.Cmd { return m.start(k, a, nil) }}
@@ -402,7 +402,7 @@ func (m *Model) start(k ActionKey, a Action, values []string) tea.Cmd {
 	if a.Describe != nil {
 		name = a.Describe(values)
 	}
-	r := &run{id: m.nextID, key: k, name: name, started: m.cfg.Now(), cancel: cancel,
+	r := &run{id: m.nextID, name: name, started: m.cfg.Now(), cancel: cancel,
 		msgs: make(chan tea.Msg, 64), done: make(chan struct{}), progress: -1}
 	m.runs = append(m.runs, r)
 	id := r.id
@@ -472,13 +472,14 @@ func (m *Model) quit() tea.Cmd {
 		m.quitting = true
 		return tea.Quit
 	}
-	if m.confirm != nil && m.confirm.question != "" && strings.HasPrefix(m.confirm.question, "quit") {
+	if m.confirm != nil && m.confirm.quit {
 		return m.confirm.yes()
 	}
 	m.form = nil
 	m.confirm = &confirm{
 		question: fmt.Sprintf("quit? %d run%s active: they are cancelled, clean up and are recorded (y/q: quit, any other key: stay)", n, plural(n)),
 		yes:      m.stopAll,
+		quit:     true,
 	}
 	return nil
 }
@@ -501,9 +502,8 @@ func (m *Model) stopAll() tea.Cmd {
 func (r *run) apply(e progress.Event) {
 	switch e.Kind {
 	case progress.Start:
-		r.step, r.message, r.progress = e.Step, e.Message, -1
+		r.message, r.progress = e.Message, -1
 	case progress.Update:
-		r.step = e.Step
 		if e.Message != "" {
 			r.message = e.Message
 		}
@@ -517,9 +517,6 @@ func (r *run) apply(e progress.Event) {
 		r.message = e.Message
 	}
 }
-
-// textinputBlink starts the form's cursor.
-func textinputBlink() tea.Cmd { return nil }
 
 // View draws the console; the frame is memoised between changes.
 func (m *Model) View() string {

@@ -144,10 +144,10 @@ func (o *consoleOptions) frame(ctx context.Context, cfg tui.Config, cs kubernete
 	w, h := o.width, o.height
 	if f, ok := o.streams.Out.(*os.File); ok && (w == 0 || h == 0) {
 		if tw, th, err := term.GetSize(int(f.Fd())); err == nil {
-			w, h = cmp(w, tw), cmp(h, th)
+			w, h = orDefault(w, tw), orDefault(h, th)
 		}
 	}
-	w, h = cmp(w, 120), cmp(h, 40)
+	w, h = orDefault(w, 120), orDefault(h, 40)
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
@@ -164,8 +164,8 @@ func (o *consoleOptions) frame(ctx context.Context, cfg tui.Config, cs kubernete
 	return nil
 }
 
-// cmp returns v, or def when v is zero.
-func cmp(v, def int) int {
+// orDefault returns v, or def when v is zero.
+func orDefault(v, def int) int {
 	if v == 0 {
 		return def
 	}
