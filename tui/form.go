@@ -9,15 +9,14 @@ import (
 
 // form asks for an action's parameters, each prefilled with its default.
 type form struct {
-	key    ActionKey
 	action Action
 	inputs []textinput.Model
 	focus  int
 	err    string
 }
 
-func newForm(k ActionKey, a Action) *form {
-	f := &form{key: k, action: a}
+func newForm(a Action) *form {
+	f := &form{action: a}
 	for i, fld := range a.Fields {
 		in := textinput.New()
 		in.Prompt = ""

@@ -317,7 +317,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		f := m.form
 		m.form = nil
-		return m.start(f.key, f.action, f.values())
+		return m.start(f.action, f.values())
 	}
 	if m.confirm != nil {
 		c := m.confirm
@@ -383,19 +383,19 @@ func (m *Model) action(k ActionKey) tea.Cmd {
 		return nil
 	}
 	if len(a.Fields) > 0 {
-		m.form = newForm(k, a)
+		m.form = newForm(a)
 		return textinput.Blink
 	}
 	if a.Confirm != "" {
-		m.confirm = &confirm{question: a.Confirm, yes: func() tea.Cmd { return m.start(k, a, nil) }}
+		m.confirm = &confirm{question: a.Confirm, yes: func() tea.Cmd { return m.start(a, nil) }}
 		return nil
 	}
-	return m.start(k, a, nil)
+	return m.start(a, nil)
 }
 
 // start runs an action in the background; its reports come back as
 // messages through relay.
-func (m *Model) start(k ActionKey, a Action, values []string) tea.Cmd {
+func (m *Model) start(a Action, values []string) tea.Cmd {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.nextID++
 	name := a.Name
