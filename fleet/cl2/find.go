@@ -1,7 +1,6 @@
 package cl2
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,8 +25,14 @@ Build it once from a perf-tests checkout:
 or put clusterloader on PATH, or pass --binary PATH.`
 
 // ErrNoBinary is returned by Find when no binary is configured or on PATH;
-// its text is the build instructions (the console shows it on key b).
-var ErrNoBinary = errors.New("no ClusterLoader2 binary: $" + EnvBinary + " is unset and neither clusterloader nor clusterloader2 is on PATH\n\n" + BuildHelp)
+// its text ends with the build instructions (the console shows it on key b).
+var ErrNoBinary error = noBinary{}
+
+type noBinary struct{}
+
+func (noBinary) Error() string {
+	return "no ClusterLoader2 binary: $" + EnvBinary + " is unset and neither clusterloader nor clusterloader2 is on PATH\n\n" + BuildHelp
+}
 
 // Source says where Find found the binary.
 type Source string
