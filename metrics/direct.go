@@ -268,7 +268,7 @@ func (r *Recording) evalAt(e Expr, t time.Time) vector {
 			if !e.matches(s.labels) {
 				continue
 			}
-			if p, ok := s.at(t); ok {
+			if p, ok := r.gaugeAt(s, t); ok {
 				in[labelKey(s.labels)] = sample{s.labels, p}
 			}
 		}
@@ -293,10 +293,16 @@ func (r *Recording) evalAt(e Expr, t time.Time) vector {
 	return out
 }
 
-// at is the series' value at t: its last sample no older than lookback.
-func (s *recSeries) at(t time.Time) (float64, bool) {
+// gaugeAt is the series' value at t: its last sample no older than
+// lookback, as in PromQL. At a scrape of its own the series must have been
+// in that scrape: Prometheus marks a series that left its target's
+// response (or whose target failed) stale at once, and so does this.
+func (r *Recording) gaugeAt(s *recSeries, t time.Time) (float64, bool) {
 	i := sort.Search(len(s.points), func(i int) bool { return s.points[i].t.After(t) })
 	if i == 0 || !s.points[i-1].t.After(t.Add(-lookback)) {
+		return 0, false
+	}
+	if len(r.scrape) > 0 && !s.points[i-1].t.Equal(t) {
 		return 0, false
 	}
 	return s.points[i-1].v, true
@@ -308,14 +314,16 @@ func (s *recSeries) at(t time.Time) (float64, bool) {
 // extrapolated to its edges. Where the recording began less than a window
 // before t, the range is clamped to start at the first recorded time
 // (included): the direct source has no samples before it, and
-// extrapolating over time nobody watched would understate the rate.
+// extrapolating over time nobody watched would understate the rate. A
+// recording of points alone (samples read back from Prometheus) is not
+// clamped: it is evaluated exactly as Prometheus would.
 func (r *Recording) rates(e Expr, name string, t time.Time) vector {
 	first, ok := r.firstTime()
 	if !ok {
 		return vector{}
 	}
 	rangeStart, clamped := t.Add(-e.Window), false
-	if !rangeStart.After(first) {
+	if len(r.scrape) > 0 && !rangeStart.After(first) {
 		rangeStart, clamped = first, true
 	}
 	out := vector{}

@@ -134,8 +134,18 @@ func bucketQuantile(q float64, buckets []bucket) float64 {
 		}
 	}
 	buckets = merged
-	// Rates of cumulative counts taken apart can come out slightly
-	// non-monotonic; Prometheus lifts each bucket to the highest below it.
+	// Rates of cumulative counts summed apart differ in the last bits:
+	// neighbours within a relative 1e-12 count as equal, as in Prometheus,
+	// so that the rank does not land in a bucket that is empty in truth.
+	prev := buckets[0].count
+	for i := 1; i < len(buckets); i++ {
+		if d := math.Abs(buckets[i].count - prev); d != 0 && d/buckets[i].count <= 1e-12 {
+			buckets[i].count = prev
+		} else {
+			prev = buckets[i].count
+		}
+	}
+	// A bucket below its predecessor (inconsistent input) is lifted to it.
 	for i := 1; i < len(buckets); i++ {
 		if buckets[i].count < buckets[i-1].count {
 			buckets[i].count = buckets[i-1].count
