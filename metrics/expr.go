@@ -119,8 +119,15 @@ func (e Expr) families() []string {
 }
 
 // compile checks the expression and compiles its regular expressions
-// the way PromQL does (fully anchored).
+// the way PromQL does (fully anchored), into copies of its matchers: an
+// Expr copied from the catalog shares them, and evaluations may run at
+// once.
 func (e *Expr) compile() error {
+	e.Matchers = append([]Matcher(nil), e.Matchers...)
+	if e.Or != nil {
+		or := *e.Or
+		e.Or = &or
+	}
 	switch e.Kind {
 	case QuantileOfRate, SumOfRate:
 		if e.Window <= 0 {

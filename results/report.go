@@ -124,7 +124,7 @@ pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px}
 <h1>{{.Title}}</h1>
 <p>Fleet <b>{{.Run.Fleet.Cluster}}</b>{{with .Run.Fleet.Profile}}, profile <b>{{.}}</b>{{end}}:
 {{.Run.Fleet.Nodes}} nodes, {{.Run.Fleet.GPUs}} GPUs. Window {{time .Run.Window.Start}} to {{time .Run.Window.End}}.
-Source: <b class="source">{{or .Run.Source "prometheus"}}</b>{{with .Run.Note}} <span class="muted">({{.}})</span>{{end}}.
+Source: <b class="source">{{or .Run.Source "prometheus"}}</b>{{with .Run.Note}} <span class="muted">— {{.}}</span>{{end}}.
 Versions: <code>{{params .Run.Fleet.Versions}}</code></p>
 
 <h2>SLOs</h2>

@@ -218,7 +218,7 @@ func (o *snapshotOptions) sampleDirect(ctx context.Context, why string, opts *re
 	opts.Start, opts.End = scrapes[0], scrapes[len(scrapes)-1]
 	opts.Source = rec
 	opts.SourceName = metrics.DirectSourceName
-	opts.Note = fmt.Sprintf("the window is the %s the components were sampled for (every %s, %d scrapes), not --since: the direct scrape source has no history", o.sample, o.step, len(scrapes))
+	opts.Note = fmt.Sprintf("the window is the %s the components were sampled for, a scrape every %s, not --since: the direct scrape source has no history", o.sample, o.step)
 	if len(failures) > 0 {
 		opts.Note += fmt.Sprintf("; %d scrapes failed (first: %v)", len(failures), failures[0])
 	}
