@@ -49,9 +49,12 @@ scheduling p99 ≤ 5s; pod startup p99 ≤ 5s from the runs' own measurement).
 When no Prometheus answers (it is stopped, or an attached cluster has none:
 pass --prometheus-url if it has), or with --source direct, the snapshot
 comes from the components' own /metrics instead: GhostFleet scrapes the
-apiserver, etcd, scheduler and controller-manager (of an attached cluster:
-the apiserver) every --step for --sample, and computes the same queries
-(rates and histogram quantiles) between the scrapes. That source has no
+apiserver, etcd, scheduler and controller-manager every --step for
+--sample, with the addresses and client certificates kwokctl gave
+Prometheus, and computes the same queries (rates and histogram quantiles,
+as PromQL does) between the scrapes. Of an attached cluster it reads the
+apiserver only, through the kubeconfig: etcd and scheduler queries then
+have no data. That source has no
 history: the snapshot covers the sampling time, not --since, and says so in
 run.json and slo.json ("source": "direct scrape") and in the report. --run
 needs Prometheus.
