@@ -78,7 +78,10 @@ func Report(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	d := reportData{Title: "GhostFleet — " + filepath.Base(dir), Run: run, Verdicts: vs, Metrics: ms}
+	// Phases starts empty, not nil: the charts iterate it, and JSON null
+	// (a window with no runs, as a direct-scrape snapshot usually is)
+	// stopped every chart from drawing.
+	d := reportData{Title: "GhostFleet — " + filepath.Base(dir), Run: run, Verdicts: vs, Metrics: ms, Phases: []chartPhase{}}
 	for _, r := range run.Runs {
 		for _, p := range r.Phases {
 			d.Phases = append(d.Phases, chartPhase{Label: r.ID + " " + p.Name, Start: unix(p.Start), End: unix(p.End)})

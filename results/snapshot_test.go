@@ -139,6 +139,10 @@ func TestSnapshotMarksItsSource(t *testing.T) {
 	if !strings.Contains(string(html), `Source: <b class="source">direct scrape</b>`) || !strings.Contains(string(html), note) {
 		t.Error("the report does not show the direct source and its note")
 	}
+	// No run overlaps the window: the charts get an empty list of phases.
+	if !strings.Contains(string(html), "const PHASES = [];") {
+		t.Error("a window without runs must chart no phases, not null")
+	}
 
 	// Without a name the source is Prometheus, as before.
 	dir, _, err = Snapshot(context.Background(), SnapshotOptions{Root: root, Start: t0, End: t0.Add(time.Minute), Step: 15 * time.Second, Source: src})

@@ -308,6 +308,8 @@ func TestDirectScrape(t *testing.T) {
 		if err != nil || !strings.Contains(string(html), `<b class="source">direct scrape</b>`) {
 			t.Errorf("the report does not name the direct source (%v)", err)
 		}
+		// No run overlaps the sampling window: the charts must draw anyway.
+		screenshot(t, filepath.Join(dirs[0], "report.html"))
 	})
 }
 
