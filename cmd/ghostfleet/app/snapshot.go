@@ -54,10 +54,9 @@ apiserver, etcd, scheduler and controller-manager every --step for
 Prometheus, and computes the same queries (rates and histogram quantiles,
 as PromQL does) between the scrapes. Of an attached cluster it reads the
 apiserver only, through the kubeconfig: etcd and scheduler queries then
-have no data. That source has no
-history: the snapshot covers the sampling time, not --since, and says so in
-run.json and slo.json ("source": "direct scrape") and in the report. --run
-needs Prometheus.
+have no data. That source has no history: the snapshot covers the
+sampling time, not --since, and says so in run.json and slo.json
+("source": "direct scrape") and in the report. --run needs Prometheus.
 
 With --check it exits 1 when an SLO fails, for CI jobs. Prometheus scrapes
 every 15s and rate() needs two scrapes: right after a short run on a fresh
