@@ -44,6 +44,8 @@ const directCluster = "gf-direct-e2e"
 func TestDirectScrape(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
+	// A fleet left by an interrupted run would keep its old Prometheus port.
+	ghostfleet(t, ctx, "clean", "--name", directCluster)
 	t.Cleanup(func() { ghostfleet(t, context.Background(), "clean", "--name", directCluster) })
 	port := freePort(t)
 	if r := ghostfleet(t, ctx, "up", "--name", directCluster, "--nodes", "100", "--prometheus-port", fmt.Sprint(port)); r.code != 0 {
