@@ -1,6 +1,9 @@
 package metrics
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Query is one named question about the control plane: the seed's PromQL
 // cheat sheet and the upstream scalability SLIs, in one place for the
@@ -10,7 +13,9 @@ type Query struct {
 	Title string `json:"title"`
 	Unit  string `json:"unit"` // seconds, pods/s, requests/s, bytes, requests
 	// PromQL may group by labels; each resulting series is charted apart.
+	// It is generated from Expr, the one definition both sources answer.
 	PromQL string `json:"promql"`
+	Expr   Expr   `json:"-"`
 	// SLO is the upstream threshold on every series, when there is one.
 	SLO *SLO `json:"slo,omitempty"`
 }
@@ -26,72 +31,103 @@ func slo(threshold float64, description string) *SLO {
 }
 
 // sliWindow is the window the upstream SLOs are defined over.
-const sliWindow = "5m"
+const sliWindow = 5 * time.Minute
+
+func p99(histogram string, window time.Duration, by []string, m ...Matcher) Expr {
+	return Expr{Kind: QuantileOfRate, Quantile: 0.99, Metric: histogram, Window: window, By: by, Matchers: m}
+}
+
+func sumRate(counter string, by []string, m ...Matcher) Expr {
+	return Expr{Kind: SumOfRate, Metric: counter, Window: time.Minute, By: by, Matchers: m}
+}
+
+func sumGauge(gauge string, by []string, m ...Matcher) Expr {
+	return Expr{Kind: GaugeSum, Metric: gauge, By: by, Matchers: m}
+}
+
+func labels(l ...string) []string { return l }
 
 // Catalog lists every query, in the order reports show them.
-var Catalog = []Query{
+var Catalog = withPromQL([]Query{
 	{
 		ID: "apiserver-p99-by-verb", Title: "API call latency p99 by verb", Unit: "seconds",
-		PromQL: `histogram_quantile(0.99, sum(rate(apiserver_request_duration_seconds_bucket{verb!~"WATCH|CONNECT"}[1m])) by (verb, le))`,
+		Expr: p99("apiserver_request_duration_seconds", time.Minute, labels("verb"), notRe("verb", "WATCH|CONNECT")),
 	},
 	{
 		ID: "sli-mutating-p99", Title: "Mutating API calls p99 (SLI) by resource and verb", Unit: "seconds",
-		PromQL: `histogram_quantile(0.99, sum(rate(apiserver_request_sli_duration_seconds_bucket{verb=~"POST|PUT|PATCH|DELETE"}[` + sliWindow + `])) by (resource, subresource, verb, le))`,
-		SLO:    slo(1, "mutating API calls: p99 ≤ 1s per resource and verb over 5 minutes"),
+		Expr: p99("apiserver_request_sli_duration_seconds", sliWindow, labels("resource", "subresource", "verb"), re("verb", "POST|PUT|PATCH|DELETE")),
+		SLO:  slo(1, "mutating API calls: p99 ≤ 1s per resource and verb over 5 minutes"),
 	},
 	{
 		ID: "sli-read-single-p99", Title: "Single-object reads p99 (SLI) by resource", Unit: "seconds",
-		PromQL: `histogram_quantile(0.99, sum(rate(apiserver_request_sli_duration_seconds_bucket{verb="GET"}[` + sliWindow + `])) by (resource, subresource, le))`,
-		SLO:    slo(1, "single-object reads: p99 ≤ 1s per resource over 5 minutes"),
+		Expr: p99("apiserver_request_sli_duration_seconds", sliWindow, labels("resource", "subresource"), eq("verb", "GET")),
+		SLO:  slo(1, "single-object reads: p99 ≤ 1s per resource over 5 minutes"),
 	},
 	{
 		ID: "sli-list-p99", Title: "List calls p99 (SLI) by resource and scope", Unit: "seconds",
-		PromQL: `histogram_quantile(0.99, sum(rate(apiserver_request_sli_duration_seconds_bucket{verb="LIST"}[` + sliWindow + `])) by (resource, scope, le))`,
-		SLO:    slo(30, "list calls: p99 ≤ 30s per resource (cluster scope) over 5 minutes"),
+		Expr: p99("apiserver_request_sli_duration_seconds", sliWindow, labels("resource", "scope"), eq("verb", "LIST")),
+		SLO:  slo(30, "list calls: p99 ≤ 30s per resource (cluster scope) over 5 minutes"),
 	},
 	{
 		ID: "scheduler-throughput", Title: "Scheduler throughput", Unit: "pods/s",
-		PromQL: `sum(rate(scheduler_schedule_attempts_total{result="scheduled"}[1m]))`,
+		Expr: sumRate("scheduler_schedule_attempts_total", nil, eq("result", "scheduled")),
 	},
 	{
 		ID: "scheduler-pending", Title: "Pods waiting in the scheduler by queue", Unit: "pods",
-		PromQL: `sum(scheduler_pending_pods) by (queue)`,
+		Expr: sumGauge("scheduler_pending_pods", labels("queue")),
 	},
 	{
 		ID: "scheduling-sli-p99", Title: "End-to-end scheduling latency p99", Unit: "seconds",
-		PromQL: `histogram_quantile(0.99, sum(rate(scheduler_pod_scheduling_sli_duration_seconds_bucket[` + sliWindow + `])) by (le))`,
-		SLO:    slo(5, "pod scheduling, the control plane's part of pod startup: p99 ≤ 5s over 5 minutes"),
+		Expr: p99("scheduler_pod_scheduling_sli_duration_seconds", sliWindow, nil),
+		SLO:  slo(5, "pod scheduling, the control plane's part of pod startup: p99 ≤ 5s over 5 minutes"),
 	},
 	{
 		ID: "etcd-request-p99", Title: "etcd request latency p99 by operation", Unit: "seconds",
-		PromQL: `histogram_quantile(0.99, sum(rate(etcd_request_duration_seconds_bucket[1m])) by (operation, le))`,
+		Expr: p99("etcd_request_duration_seconds", time.Minute, labels("operation")),
 	},
 	{
 		ID: "etcd-db-size", Title: "etcd database size", Unit: "bytes",
-		PromQL: `max(etcd_mvcc_db_total_size_in_bytes)`,
+		Expr: Expr{Kind: GaugeMax, Metric: "etcd_mvcc_db_total_size_in_bytes"},
 	},
 	{
 		ID: "apf-dispatched", Title: "APF dispatched requests by priority level", Unit: "requests/s",
-		PromQL: `sum(rate(apiserver_flowcontrol_dispatched_requests_total[1m])) by (priority_level)`,
+		Expr: sumRate("apiserver_flowcontrol_dispatched_requests_total", labels("priority_level")),
 	},
 	{
 		ID: "apf-rejected", Title: "APF rejected requests by priority level and reason", Unit: "requests/s",
-		PromQL: `sum(rate(apiserver_flowcontrol_rejected_requests_total[1m])) by (priority_level, reason)`,
+		Expr: sumRate("apiserver_flowcontrol_rejected_requests_total", labels("priority_level", "reason")),
 	},
 	{
 		ID: "apf-wait-p99", Title: "APF queue wait p99 by priority level", Unit: "seconds",
-		PromQL: `histogram_quantile(0.99, sum(rate(apiserver_flowcontrol_request_wait_duration_seconds_bucket[1m])) by (priority_level, le))`,
+		Expr: p99("apiserver_flowcontrol_request_wait_duration_seconds", time.Minute, labels("priority_level")),
 	},
 	{
 		// The seed's apiserver_registered_watchers is gone from current
 		// apiservers; open WATCH requests per resource answer the same.
 		ID: "watchers", Title: "Watches by resource", Unit: "watchers",
-		PromQL: `sum(apiserver_registered_watchers) by (kind) or sum(apiserver_longrunning_requests{verb="WATCH"}) by (resource)`,
+		Expr: func() Expr {
+			e := sumGauge("apiserver_registered_watchers", labels("kind"))
+			fallback := sumGauge("apiserver_longrunning_requests", labels("resource"), eq("verb", "WATCH"))
+			e.Or = &fallback
+			return e
+		}(),
 	},
 	{
 		ID: "inflight", Title: "Requests in flight by kind", Unit: "requests",
-		PromQL: `sum(apiserver_current_inflight_requests) by (request_kind)`,
+		Expr: sumGauge("apiserver_current_inflight_requests", labels("request_kind")),
 	},
+})
+
+// withPromQL compiles every query's expression and renders its PromQL: a
+// malformed catalog entry stops the program at start, not mid-snapshot.
+func withPromQL(qs []Query) []Query {
+	for i := range qs {
+		if err := qs[i].Expr.compile(); err != nil {
+			panic(fmt.Sprintf("catalog query %s: %v", qs[i].ID, err))
+		}
+		qs[i].PromQL = qs[i].Expr.PromQL()
+	}
+	return qs
 }
 
 // Lookup returns the catalog query with the given id.

@@ -1,3 +1,5 @@
-// Package metrics reads the control plane's metrics: Prometheus's HTTP API
-// (through client_golang's API client) and its scrape targets.
+// Package metrics holds the catalog of control-plane queries and the two
+// sources that answer it: Prometheus's HTTP API (through client_golang's
+// API client) and a direct scrape of the components' /metrics, evaluated
+// the way Prometheus would.
 package metrics

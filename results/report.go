@@ -79,7 +79,10 @@ func Report(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	d := reportData{Title: "GhostFleet — " + filepath.Base(dir), Run: run, Verdicts: vs, Metrics: ms}
+	// Phases starts empty, not nil: the charts iterate it, and JSON null
+	// (a window with no runs, as a direct-scrape snapshot usually is)
+	// stopped every chart from drawing.
+	d := reportData{Title: "GhostFleet — " + filepath.Base(dir), Run: run, Verdicts: vs, Metrics: ms, Phases: []chartPhase{}}
 	d.CL2 = cl2Sections(run.Runs)
 	for _, r := range run.Runs {
 		for _, p := range r.Phases {
@@ -163,6 +166,7 @@ pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px}
 <h1>{{.Title}}</h1>
 <p>Fleet <b>{{.Run.Fleet.Cluster}}</b>{{with .Run.Fleet.Profile}}, profile <b>{{.}}</b>{{end}}:
 {{.Run.Fleet.Nodes}} nodes, {{.Run.Fleet.GPUs}} GPUs. Window {{time .Run.Window.Start}} to {{time .Run.Window.End}}.
+Source: <b class="source">{{or .Run.Source "prometheus"}}</b>{{with .Run.Note}} <span class="muted">— {{.}}</span>{{end}}.
 Versions: <code>{{params .Run.Fleet.Versions}}</code></p>
 
 <h2>SLOs</h2>

@@ -12,7 +12,8 @@ import (
 	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
-// RangeSource answers range queries (Prometheus's HTTP API).
+// RangeSource answers range queries: Prometheus's HTTP API, or a
+// recording of the components' /metrics (metrics.Recording).
 type RangeSource interface {
 	Range(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]metrics.Series, error)
 }
@@ -34,7 +35,16 @@ type SnapshotOptions struct {
 	Start, End time.Time
 	Step       time.Duration
 	Source     RangeSource
+	// SourceName names Source in run.json and slo.json; "prometheus"
+	// when empty.
+	SourceName string
+	// Note, when set, says in run.json how to read the window (the direct
+	// source's window is its sampling time, not the one asked for).
+	Note string
 }
+
+// SourcePrometheus is the default source's name.
+const SourcePrometheus = "prometheus"
 
 // Window is the time a snapshot covers.
 type Window struct {
@@ -44,7 +54,10 @@ type Window struct {
 
 // SnapshotRun is run.json: the fleet, the window and every run in it.
 type SnapshotRun struct {
-	Fleet  Fleet     `json:"fleet"`
+	Fleet Fleet `json:"fleet"`
+	// Source is where the series came from: prometheus or direct scrape.
+	Source string    `json:"source,omitempty"`
+	Note   string    `json:"note,omitempty"`
 	Window Window    `json:"window"`
 	Taken  time.Time `json:"taken"`
 	Runs   []Record  `json:"runs"`
@@ -103,13 +116,17 @@ func Snapshot(ctx context.Context, opts SnapshotOptions) (string, []Verdict, err
 	if ctx.Err() != nil {
 		return "", nil, ctx.Err() // nothing written
 	}
-	verdicts := append(sloVerdicts(series), podStartupVerdict(runs))
+	source := opts.SourceName
+	if source == "" {
+		source = SourcePrometheus
+	}
+	verdicts := append(sloVerdicts(series, source), podStartupVerdict(runs))
 
 	dir, err := NewRunDir(opts.Root, "snapshot", opts.End)
 	if err != nil {
 		return "", nil, err
 	}
-	run := SnapshotRun{Fleet: opts.Fleet, Window: Window{opts.Start.UTC(), opts.End.UTC()}, Taken: time.Now().UTC(), Runs: runs}
+	run := SnapshotRun{Fleet: opts.Fleet, Source: source, Note: opts.Note, Window: Window{opts.Start.UTC(), opts.End.UTC()}, Taken: time.Now().UTC(), Runs: runs}
 	for name, v := range map[string]any{"run.json": run, "metrics.json": series, "slo.json": verdicts} {
 		if err := WriteJSON(dir, name, v); err != nil {
 			return dir, nil, err
@@ -119,13 +136,13 @@ func Snapshot(ctx context.Context, opts SnapshotOptions) (string, []Verdict, err
 }
 
 // sloVerdicts judges every catalog query with an SLO by its worst point.
-func sloVerdicts(series []QuerySeries) []Verdict {
+func sloVerdicts(series []QuerySeries, source string) []Verdict {
 	var out []Verdict
 	for _, qs := range series {
 		if qs.SLO == nil {
 			continue
 		}
-		v := Verdict{ID: qs.ID, Description: qs.SLO.Description, Threshold: qs.SLO.Threshold, Status: StatusNoData, Source: "prometheus"}
+		v := Verdict{ID: qs.ID, Description: qs.SLO.Description, Threshold: qs.SLO.Threshold, Status: StatusNoData, Source: source}
 		for _, s := range qs.Series {
 			for _, p := range s.Points {
 				if v.Status == StatusNoData || p[1] > v.Value {

@@ -103,6 +103,59 @@ func TestSnapshotWritesFilesAndJudgesSLOs(t *testing.T) {
 	}
 }
 
+// A snapshot from the direct scrape source says so in run.json, in every
+// SLO verdict it judged from the series, and in the report.
+func TestSnapshotMarksItsSource(t *testing.T) {
+	root := t.TempDir()
+	t0 := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+	src := fakeSource{`verb=~"POST|PUT|PATCH|DELETE"`: {series(map[string]string{"resource": "pods", "verb": "POST"}, 0.2)}}
+	note := "the window is the 30s the components were sampled for"
+	dir, verdicts, err := Snapshot(context.Background(), SnapshotOptions{Root: root, Start: t0, End: t0.Add(30 * time.Second), Step: 15 * time.Second,
+		Source: src, SourceName: metrics.DirectSourceName, Note: note})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run SnapshotRun
+	readJSON(t, filepath.Join(dir, "run.json"), &run)
+	if run.Source != "direct scrape" || run.Note != note {
+		t.Errorf("run.json source %q, note %q", run.Source, run.Note)
+	}
+	var fromFile []Verdict
+	readJSON(t, filepath.Join(dir, "slo.json"), &fromFile)
+	for i, v := range verdicts {
+		want := "direct scrape"
+		if v.ID == "pod-startup-p99" {
+			want = "run records"
+		}
+		if v.Source != want || fromFile[i].Source != want {
+			t.Errorf("verdict %s: source %q (file %q), want %q", v.ID, v.Source, fromFile[i].Source, want)
+		}
+	}
+	out, err := Report(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(out)
+	if !strings.Contains(string(html), `Source: <b class="source">direct scrape</b>`) || !strings.Contains(string(html), note) {
+		t.Error("the report does not show the direct source and its note")
+	}
+	// No run overlaps the window: the charts get an empty list of phases.
+	if !strings.Contains(string(html), "const PHASES = [];") {
+		t.Error("a window without runs must chart no phases, not null")
+	}
+
+	// Without a name the source is Prometheus, as before.
+	dir, _, err = Snapshot(context.Background(), SnapshotOptions{Root: root, Start: t0, End: t0.Add(time.Minute), Step: 15 * time.Second, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain SnapshotRun
+	readJSON(t, filepath.Join(dir, "run.json"), &plain)
+	if plain.Source != "prometheus" || plain.Note != "" {
+		t.Errorf("default source %q, note %q", plain.Source, plain.Note)
+	}
+}
+
 func TestSnapshotRejectsAnEmptyWindowAndWritesNothing(t *testing.T) {
 	root := t.TempDir()
 	now := time.Now()

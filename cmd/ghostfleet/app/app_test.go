@@ -99,6 +99,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"churn", "10", "0"}, "duration 0s is out of range"},
 		{[]string{"churn-limited", "10", "60", "--concurrency", "0"}, "concurrency 0 is out of range"},
 		{[]string{"load", "10", "1"}, "is not up"},
+		{[]string{"snapshot", "--source", "thanos"}, `--source "thanos" is not a source: use auto, prometheus or direct`},
+		{[]string{"snapshot", "--source", "direct", "--sample", "5s"}, "--sample 5s is out of range: it must be at least --step (15s)"},
+		{[]string{"snapshot", "--source", "direct", "--run", "load-1"}, "--run load-1 needs Prometheus's history"},
+		{[]string{"snapshot", "--source", "direct"}, "is not up"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -1,0 +1,139 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Endpoint is one component's /metrics, as the direct scrape source reads
+// it.
+type Endpoint struct {
+	// Job names the component, as Prometheus's job label does.
+	Job string
+	// Fetch returns one response in the Prometheus text format.
+	Fetch func(ctx context.Context) ([]byte, error)
+}
+
+// textFormat asks for the text format: the components also speak
+// protobuf and OpenMetrics, which this source does not parse.
+const textFormat = "text/plain;version=0.0.4"
+
+// HTTPEndpoint scrapes url over HTTP(S) with the given TLS configuration
+// (nil for plain HTTP).
+func HTTPEndpoint(job, url string, tlsConfig *tls.Config) Endpoint {
+	client := &http.Client{
+		Transport: &http.Transport{TLSClientConfig: tlsConfig, Proxy: nil},
+		Timeout:   10 * time.Second, // Prometheus's scrape_timeout in kwok's config
+	}
+	return Endpoint{Job: job, Fetch: func(ctx context.Context) ([]byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", textFormat)
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(body[:min(len(body), 200)]))
+		}
+		return body, nil
+	}}
+}
+
+// SampleOptions configures Sample.
+type SampleOptions struct {
+	Endpoints []Endpoint
+	// Period is how long to sample; Step how often. Period/Step+1 scrapes
+	// are taken, the first right away.
+	Period, Step time.Duration
+	// Scraped, when set, is told after each scrape.
+	Scraped func(done, total int, at time.Time, errs []error)
+}
+
+// Sample scrapes every endpoint every step for the period and returns the
+// recording. An endpoint that fails a scrape is left out of that scrape
+// (its series have a gap, as a failed Prometheus scrape leaves); it is an
+// error only when no endpoint ever answered. Cancelling ctx stops it and
+// returns ctx's error.
+func Sample(ctx context.Context, opts SampleOptions) (*Recording, []error, error) {
+	if len(opts.Endpoints) == 0 {
+		return nil, nil, errors.New("no endpoints to scrape")
+	}
+	if opts.Step <= 0 || opts.Period < opts.Step {
+		return nil, nil, fmt.Errorf("sampling %s every %s: the period must be at least one step, and the step positive", opts.Period, opts.Step)
+	}
+	total := int(opts.Period/opts.Step) + 1
+	rec := NewRecording()
+	var failures []error
+	answered := false
+	start := time.Now()
+	for i := 0; i < total; i++ {
+		if i > 0 {
+			// Scrapes keep to the grid from the start, whatever each took.
+			wait := time.Until(start.Add(time.Duration(i) * opts.Step))
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-time.After(wait):
+			}
+		}
+		at := time.Now()
+		bodies, errs := fetchAll(ctx, opts.Endpoints)
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		for j, body := range bodies {
+			if errs[j] != nil {
+				continue
+			}
+			if err := rec.AddText(at, opts.Endpoints[j].Job, bytes.NewReader(body)); err != nil {
+				errs[j] = err
+				continue
+			}
+			answered = true
+		}
+		var scrapeErrs []error
+		for j, err := range errs {
+			if err != nil {
+				scrapeErrs = append(scrapeErrs, fmt.Errorf("%s: %w", opts.Endpoints[j].Job, err))
+			}
+		}
+		failures = append(failures, scrapeErrs...)
+		if opts.Scraped != nil {
+			opts.Scraped(i+1, total, at, scrapeErrs)
+		}
+	}
+	if !answered {
+		return nil, failures, fmt.Errorf("no component's /metrics answered: %w", errors.Join(failures...))
+	}
+	return rec, failures, nil
+}
+
+func fetchAll(ctx context.Context, endpoints []Endpoint) ([][]byte, []error) {
+	bodies := make([][]byte, len(endpoints))
+	errs := make([]error, len(endpoints))
+	var wg sync.WaitGroup
+	for i, e := range endpoints {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bodies[i], errs[i] = e.Fetch(ctx)
+		}()
+	}
+	wg.Wait()
+	return bodies, errs
+}
