@@ -27,9 +27,10 @@ type Action struct {
 
 // Field is one form input with its default.
 type Field struct {
-	Label   string
-	Default string
-	Help    string
+	Label    string
+	Default  string
+	Help     string
+	Optional bool // may be left empty
 }
 
 // Control is how a running action talks back to the console.

@@ -44,7 +44,7 @@ func (f *form) update(msg tea.KeyMsg) (submitted bool, cmd tea.Cmd) {
 	switch msg.String() {
 	case "enter":
 		for i, v := range f.values() {
-			if v == "" {
+			if v == "" && !f.action.Fields[i].Optional {
 				f.err = f.action.Fields[i].Label + " is empty"
 				return false, nil
 			}
