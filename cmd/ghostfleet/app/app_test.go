@@ -99,6 +99,16 @@ func TestBadInput(t *testing.T) {
 		{[]string{"churn", "10", "0"}, "duration 0s is out of range"},
 		{[]string{"churn-limited", "10", "60", "--concurrency", "0"}, "concurrency 0 is out of range"},
 		{[]string{"load", "10", "1"}, "is not up"},
+		{[]string{"fault", "meteor"}, `unknown fault "meteor": allowed are gpu-xid, nvlink, rdma, node-down, pod-exit`},
+		{[]string{"fault", "gpu-xid", "--nodes", "0"}, "--nodes 0 is out of range"},
+		{[]string{"fault", "gpu-xid", "--xid", "5"}, "--xid 5 is not a known Xid"},
+		{[]string{"fault", "pod-exit", "--exit-code", "256", "-n", "a"}, "--exit-code 256 is out of range: allowed are 0-255"},
+		{[]string{"fault", "pod-exit", "--exit-code", "3", "--delay", "-2s", "-n", "a"}, "--delay -2s is out of range"},
+		{[]string{"fault", "pod-exit", "--exit-code", "3"}, "pod-exit needs --namespace or --selector"},
+		{[]string{"fault", "pod-exit", "-n", "a"}, "--exit-code is required"},
+		{[]string{"fault", "clear"}, "name the faults to clear"},
+		{[]string{"fault", "clear", "meteor"}, `unknown fault "meteor"`},
+		{[]string{"fault", "gpu-xid", "--nodes", "5"}, "is not up"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -95,6 +95,7 @@ Every command targets GhostFleet's own cluster (--name, default
 		newTrainCommand(g),
 		newBinpackCommand(g),
 		newUnloadCommand(g),
+		newFaultCommand(g),
 		newSnapshotCommand(g),
 		newReportCommand(g),
 		newSiteCommand(g),
