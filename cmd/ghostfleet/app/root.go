@@ -96,6 +96,8 @@ Every command targets GhostFleet's own cluster (--name, default
 		newBinpackCommand(g),
 		newUnloadCommand(g),
 		newFaultCommand(g),
+		newSaveCommand(g),
+		newRestoreCommand(g),
 		newSnapshotCommand(g),
 		newReportCommand(g),
 		newSiteCommand(g),
