@@ -143,7 +143,7 @@ func (o *saveOptions) run(ctx context.Context, args []string) error {
 	size, _ := fileSize(path)
 	rec := results.Record{ID: filepath.Base(dir), Kind: stateKind, Cluster: o.name, Profile: st.Profile, Started: started, Ended: time.Now().UTC(),
 		Outcome: "completed", Params: params,
-		Result:  stateResult{Counts: counts, Snapshot: stateFile, Bytes: size, ClusterCreated: st.Created}}
+		Result: stateResult{Counts: counts, Snapshot: stateFile, Bytes: size, ClusterCreated: st.Created}}
 	if err := results.WriteJSON(dir, "run.json", rec); err != nil {
 		return err
 	}
