@@ -104,6 +104,13 @@ func RestoreSnapshot(ctx context.Context, name, path string, want Counts, tools 
 	if err := WaitReady(ctx, name, state, report); err != nil {
 		return Counts{}, err
 	}
+	// kwokctl restarts the kwok controller while the apiserver is still
+	// coming up; the controller then leaves new pods Pending for minutes
+	// (seen: ~2.5 min on a 50-node fleet). Started again now that the
+	// apiserver answers, it picks them up at once.
+	if err := restartComponent(ctx, name, "kwok-controller", report); err != nil {
+		return Counts{}, err
+	}
 	cs, err := Own(name).Clientset(true)
 	if err != nil {
 		return Counts{}, err
@@ -120,4 +127,23 @@ func RestoreSnapshot(ctx context.Context, name, path string, want Counts, tools 
 		return got, fmt.Errorf("after the restore the cluster holds %d nodes and %d pods, not the saved %d and %d: %w (%v)", got.Nodes, got.Pods, want.Nodes, want.Pods, err, lastErr)
 	}
 	return got, nil
+}
+
+// restartComponent stops and starts one of the cluster's processes.
+func restartComponent(ctx context.Context, name, component string, report progress.Func) error {
+	kwokMu.Lock()
+	defer kwokMu.Unlock()
+	rt, err := loadRuntime(ctx, name)
+	if err != nil {
+		return err
+	}
+	done := progress.Step(report, "restart", "restarting "+component, time.Second)
+	defer done()
+	if err := rt.StopComponent(ctx, component); err != nil {
+		return fmt.Errorf("stopping %s: %w", component, err)
+	}
+	if err := rt.StartComponent(ctx, component); err != nil {
+		return fmt.Errorf("starting %s again: %w (run `ghostfleet up` to start it)", component, err)
+	}
+	return nil
 }

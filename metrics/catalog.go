@@ -92,6 +92,12 @@ var Catalog = []Query{
 		ID: "inflight", Title: "Requests in flight by kind", Unit: "requests",
 		PromQL: `sum(apiserver_current_inflight_requests) by (request_kind)`,
 	},
+	{
+		// DCGM series exist on fleets brought up with --dcgm (kwok's
+		// Metric resource); elsewhere this query has no data.
+		ID: "gpu-util", Title: "Fleet GPU utilisation (DCGM, all GPUs)", Unit: "percent",
+		PromQL: `avg(DCGM_FI_DEV_GPU_UTIL)`,
+	},
 }
 
 // Lookup returns the catalog query with the given id.

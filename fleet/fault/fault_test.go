@@ -234,3 +234,24 @@ func TestClearRejectsUnknownKinds(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+func TestActiveListsWhatHolds(t *testing.T) {
+	ctx := context.Background()
+	c := clients(fleetNodes(4)...)
+	if cur, err := Active(ctx, c); err != nil || len(cur) != 0 {
+		t.Fatalf("a clean fleet: %v %v", cur, err)
+	}
+	if _, err := Apply(ctx, c, Spec{Kind: RDMA, Nodes: 2, Random: true, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := Active(ctx, c)
+	if err != nil || len(cur) != 1 || cur[0].Kind != RDMA || len(cur[0].Nodes) != 2 {
+		t.Fatalf("after rdma on 2 nodes: %+v %v", cur, err)
+	}
+	if _, err := Clear(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := Active(ctx, c); len(cur) != 0 {
+		t.Errorf("after clear: %+v", cur)
+	}
+}

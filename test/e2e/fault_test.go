@@ -18,6 +18,7 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/metrics"
 	"github.com/ghostfleet/ghostfleet/results"
 )
 
@@ -84,7 +85,8 @@ func TestFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	t.Cleanup(func() { ghostfleet(t, context.Background(), "clean", "--name", faultCluster) })
-	if r := ghostfleet(t, ctx, "up", "--name", faultCluster, "--nodes", "50", "--prometheus-port", fmt.Sprint(freePort(t))); r.code != 0 {
+	port := freePort(t)
+	if r := ghostfleet(t, ctx, "up", "--name", faultCluster, "--nodes", "50", "--dcgm", "--prometheus-port", fmt.Sprint(port)); r.code != 0 {
 		t.Fatalf("up: %s", r.errOut)
 	}
 	cs, err := fleet.Own(faultCluster).Clientset(true)
@@ -170,6 +172,39 @@ func TestFaults(t *testing.T) {
 			return nil
 		})
 		assertNoPodOn(t, ctx, cs, faulted)
+	})
+
+	t.Run("DCGM series in Prometheus follow the pods", func(t *testing.T) {
+		prom, err := metrics.NewPrometheus(fmt.Sprintf("http://127.0.0.1:%d", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 50 nodes × 8 GPUs; the 360 running 1-GPU pods keep 360 busy.
+		eventually(t, ctx, "DCGM series scraped from every node", func() error {
+			all, err := prom.Scalar(ctx, `count(DCGM_FI_DEV_GPU_UTIL)`, time.Now())
+			if err != nil {
+				return err
+			}
+			busy, err := prom.Scalar(ctx, `count(DCGM_FI_DEV_GPU_UTIL > 0)`, time.Now())
+			if err != nil {
+				return err
+			}
+			fb, err := prom.Scalar(ctx, `count(DCGM_FI_DEV_FB_USED > 0)`, time.Now())
+			if err != nil {
+				return err
+			}
+			if all != 400 || busy != 360 || fb != 360 {
+				return fmt.Errorf("%v GPU series, %v busy, %v with memory used; want 400, 360, 360", all, busy, fb)
+			}
+			return nil
+		})
+		// The faulted nodes hold no pods: their GPUs are idle.
+		for n := range faulted {
+			v, err := prom.Scalar(ctx, fmt.Sprintf(`sum(DCGM_FI_DEV_GPU_UTIL{Hostname=%q})`, n), time.Now())
+			if err != nil || v != 0 {
+				t.Errorf("node %s GPU utilisation sum %v (%v), want 0", n, v, err)
+			}
+		}
 	})
 
 	t.Run("pod-exit 3 inside delay…delay+jitter", func(t *testing.T) {
@@ -306,8 +341,10 @@ func TestFaults(t *testing.T) {
 		if st.Nodes.Ready != 50 {
 			t.Errorf("after restore %d of 50 nodes Ready", st.Nodes.Ready)
 		}
-		// The fleet still works: a load runs.
-		if r := ghostfleet(t, ctx, "load", "10", "1", "--namespace", "gf-after", "--name", faultCluster, "--results-dir", resultsDir); r.code != 0 {
+		// The fleet still works: a load runs. (kwok restarted by kwokctl
+		// during the restore once left new pods Pending for 2.5 minutes:
+		// the timeout bounds that, not the fleet's speed.)
+		if r := ghostfleet(t, ctx, "load", "10", "1", "--namespace", "gf-after", "--timeout", "90s", "--name", faultCluster, "--results-dir", resultsDir); r.code != 0 {
 			t.Errorf("load after restore: %s", r.errOut)
 		}
 	})

@@ -59,7 +59,7 @@ reports of that time show it.`,
 			cmd.AddCommand(newNodeFaultCommand(g, k))
 		}
 	}
-	cmd.AddCommand(newPodExitCommand(g), newFaultClearCommand(g))
+	cmd.AddCommand(newPodExitCommand(g), newFaultClearCommand(g), newFaultListCommand(g))
 	return cmd
 }
 
