@@ -109,6 +109,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"fault", "clear"}, "name the faults to clear"},
 		{[]string{"fault", "clear", "meteor"}, `unknown fault "meteor"`},
 		{[]string{"fault", "gpu-xid", "--nodes", "5"}, "is not up"},
+		{[]string{"save", "Before_Faults"}, `state name "Before_Faults" is not allowed`},
+		{[]string{"save", "--kubeconfig", "/tmp/x"}, "save manages GhostFleet's own cluster"},
+		{[]string{"restore", "never-saved", "--results-dir", "/nonexistent"}, `no saved state "never-saved"`},
+		{[]string{"restore"}, "accepts 1 arg(s)"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
