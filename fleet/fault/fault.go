@@ -132,6 +132,15 @@ type Spec struct {
 	Selector  string        `json:"selector,omitempty"`
 }
 
+// nodeParams is a node fault's Spec without the pod fields.
+type nodeParams struct {
+	Kind   Kind  `json:"kind"`
+	Nodes  int   `json:"nodes"`
+	Random bool  `json:"random,omitempty"`
+	Seed   int64 `json:"seed,omitempty"`
+	Xid    int   `json:"xid,omitempty"`
+}
+
 // DefaultXid is gpu-xid's error when none is given: fallen off the bus.
 const DefaultXid = 79
 
@@ -240,6 +249,9 @@ func Apply(ctx context.Context, c Clients, spec Spec) (results.Record, error) {
 	}
 	now := time.Now().UTC()
 	rec := results.Record{Kind: RecordKind, Started: now, Ended: now, Params: spec}
+	if spec.Kind != PodExit {
+		rec.Params = nodeParams{Kind: spec.Kind, Nodes: spec.Nodes, Random: spec.Random, Seed: spec.Seed, Xid: spec.Xid}
+	}
 	var (
 		res Result
 		err error

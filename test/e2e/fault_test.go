@@ -36,6 +36,9 @@ func faultRecord(t *testing.T, ctx context.Context, args ...string) (results.Rec
 	if err := json.Unmarshal([]byte(r.out), &rec); err != nil {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
+	if rec.Kind != fault.RecordKind || rec.Cluster != faultCluster || rec.Outcome != "completed" || rec.ID == "" {
+		t.Errorf("record id %q kind %q cluster %q outcome %q", rec.ID, rec.Kind, rec.Cluster, rec.Outcome)
+	}
 	var res fault.Result
 	data, _ := json.Marshal(rec.Result)
 	if err := json.Unmarshal(data, &res); err != nil {

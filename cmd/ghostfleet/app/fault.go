@@ -98,6 +98,7 @@ func (o *faultOptions) finish(ctx context.Context, env runEnv, rec results.Recor
 	if rec.Kind == "" {
 		return ferr // refused before anything was done
 	}
+	rec.Cluster, rec.Profile = env.clusterName(), env.profile
 	dir, err := env.writeRecord(o.resultsDir, rec)
 	rec.ID = filepath.Base(dir)
 	if err != nil {
