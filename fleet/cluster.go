@@ -147,9 +147,12 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		o.KwokControllerBinary = set.Path(binaries.Kwok)
 		o.PrometheusBinary = set.Path(binaries.Prometheus)
 		o.PrometheusPort = uint32(opts.PrometheusPort)
-		// Stages are resources GhostFleet installs (see Stages).
-		if !slices.Contains(o.EnableCRDs, v1alpha1.StageKind) {
-			o.EnableCRDs = append(o.EnableCRDs, v1alpha1.StageKind)
+		// Stages are resources GhostFleet installs (see Stages); Metric
+		// and ClusterResourceUsage serve the DCGM series (see InstallDCGM).
+		for _, kind := range []string{v1alpha1.StageKind, v1alpha1.MetricKind, v1alpha1.ClusterResourceUsageKind} {
+			if !slices.Contains(o.EnableCRDs, kind) {
+				o.EnableCRDs = append(o.EnableCRDs, kind)
+			}
 		}
 		conf.ComponentsPatches = append(conf.ComponentsPatches, opts.Profile.patches()...)
 		// The simulator must never be the bottleneck: kwok's default of 4

@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,6 +52,13 @@ func Stages(heartbeatMillis int64) ([]*v1alpha1.Stage, error) {
 				Operator: v1alpha1.SelectorOpNotIn,
 				Values:   []string{"true"},
 			})
+		case "node-initialize":
+			// A node marked down stays down until the marker goes:
+			// node-initialize would otherwise make it Ready at once.
+			if s.Spec.Selector == nil {
+				return nil, fmt.Errorf("kwok's node-initialize stage has no selector")
+			}
+			s.Spec.Selector.MatchExpressions = append(s.Spec.Selector.MatchExpressions, labelAbsent(FaultNodeDown))
 		case "node-heartbeat-with-lease":
 			// As kwokctl does: never heartbeat more often than the
 			// cluster's node status update frequency.
@@ -65,8 +74,13 @@ func Stages(heartbeatMillis int64) ([]*v1alpha1.Stage, error) {
 			}
 		}
 	}
-	return out, nil
+	return append(out, FaultStages()...), nil
 }
+
+// annotationStageHash records which version of a stage is installed, so
+// that installing again changes only the stages that changed: kwok
+// reloads its lifecycle on every stage update.
+const annotationStageHash = "ghostfleet.io/stage-hash"
 
 // installStages creates (or replaces) the stages in the cluster.
 func installStages(ctx context.Context, cfg *rest.Config, stages []*v1alpha1.Stage) error {
@@ -74,19 +88,42 @@ func installStages(ctx context.Context, cfg *rest.Config, stages []*v1alpha1.Sta
 	if err != nil {
 		return err
 	}
+	_, err = EnsureStages(ctx, cs, stages)
+	return err
+}
+
+// EnsureStages creates the stages that are missing and updates those that
+// differ from what is installed; it returns how many it changed. Fleets
+// created by an older GhostFleet get the stages they lack (the fault
+// stages) this way.
+func EnsureStages(ctx context.Context, cs kwokclient.Interface, stages []*v1alpha1.Stage) (int, error) {
 	api := cs.KwokV1alpha1().Stages()
+	changed := 0
 	for _, s := range stages {
-		_, err := api.Create(ctx, s, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			var cur *v1alpha1.Stage
-			if cur, err = api.Get(ctx, s.Name, metav1.GetOptions{}); err == nil {
-				s.ResourceVersion = cur.ResourceVersion
-				_, err = api.Update(ctx, s, metav1.UpdateOptions{})
-			}
+		s = s.DeepCopy()
+		spec, err := json.Marshal(s.Spec)
+		if err != nil {
+			return changed, err
+		}
+		hash := fmt.Sprintf("%x", sha256.Sum256(spec))[:16]
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[annotationStageHash] = hash
+		cur, err := api.Get(ctx, s.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = api.Create(ctx, s, metav1.CreateOptions{})
+		case err == nil && cur.Annotations[annotationStageHash] == hash:
+			continue
+		case err == nil:
+			s.ResourceVersion = cur.ResourceVersion
+			_, err = api.Update(ctx, s, metav1.UpdateOptions{})
 		}
 		if err != nil {
-			return fmt.Errorf("installing kwok stage %s: %w", s.Name, err)
+			return changed, fmt.Errorf("installing kwok stage %s: %w", s.Name, err)
 		}
+		changed++
 	}
-	return nil
+	return changed, nil
 }

@@ -27,6 +27,7 @@ package controlplane
 
 import (
 	_ "go.etcd.io/etcd/etcdctl/v3"
+	_ "go.etcd.io/etcd/etcdutl/v3"
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
@@ -36,7 +37,7 @@ import (
 )
 GO
 go mod edit -require="k8s.io/kubernetes@$k8s" -require="go.etcd.io/etcd/server/v3@$etcd" \
-  -require="go.etcd.io/etcd/etcdctl/v3@$etcd" -require="sigs.k8s.io/kwok@$kwok"
+  -require="go.etcd.io/etcd/etcdctl/v3@$etcd" -require="go.etcd.io/etcd/etcdutl/v3@$etcd" -require="sigs.k8s.io/kwok@$kwok"
 go mod tidy
 cp go.mod "$out/controlplane.mod"; cp go.sum "$out/controlplane.sum"
 

@@ -116,6 +116,12 @@ var Catalog = withPromQL([]Query{
 		ID: "inflight", Title: "Requests in flight by kind", Unit: "requests",
 		Expr: sumGauge("apiserver_current_inflight_requests", labels("request_kind")),
 	},
+	{
+		// DCGM series exist on fleets brought up with --dcgm (kwok's
+		// Metric resource); elsewhere this query has no data.
+		ID: "gpu-util", Title: "Fleet GPU utilisation (DCGM, all GPUs)", Unit: "percent",
+		Expr: Expr{Kind: GaugeAvg, Metric: "DCGM_FI_DEV_GPU_UTIL"},
+	},
 })
 
 // withPromQL compiles every query's expression and renders its PromQL: a

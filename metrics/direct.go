@@ -262,7 +262,7 @@ type vector map[string]sample
 func (r *Recording) evalAt(e Expr, t time.Time) vector {
 	var out vector
 	switch e.Kind {
-	case GaugeSum, GaugeMax:
+	case GaugeSum, GaugeMax, GaugeAvg:
 		in := vector{}
 		for _, s := range r.series[e.Metric] {
 			if !e.matches(s.labels) {
@@ -272,11 +272,14 @@ func (r *Recording) evalAt(e Expr, t time.Time) vector {
 				in[labelKey(s.labels)] = sample{s.labels, p}
 			}
 		}
-		agg := sum
-		if e.Kind == GaugeMax {
-			agg = maxOf
+		switch e.Kind {
+		case GaugeMax:
+			out = aggregate(in, e.By, maxOf)
+		case GaugeAvg:
+			out = average(in, e.By)
+		default:
+			out = aggregate(in, e.By, sum)
 		}
-		out = aggregate(in, e.By, agg)
 	case SumOfRate:
 		out = aggregate(r.rates(e, e.Metric, t), e.By, sum)
 	case QuantileOfRate:
@@ -366,6 +369,20 @@ func (r *Recording) firstTime() (time.Time, bool) {
 func sum(a, b float64) float64 { return a + b }
 
 func maxOf(a, b float64) float64 { return math.Max(a, b) }
+
+// average is PromQL's avg by (by): the sum over the count.
+func average(in vector, by []string) vector {
+	ones := vector{}
+	for k, s := range in {
+		ones[k] = sample{s.labels, 1}
+	}
+	sums, counts := aggregate(in, by, sum), aggregate(ones, by, sum)
+	for k, s := range sums {
+		s.v /= counts[k].v
+		sums[k] = s
+	}
+	return sums
+}
 
 // aggregate is PromQL's sum/max by (by): series that lack a label group
 // under its empty value, and empty labels are left out of the result.

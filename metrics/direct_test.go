@@ -427,8 +427,26 @@ func TestDirectOnRecordedText(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", q.ID, err)
 		}
-		if len(s) == 0 && q.ID != "apf-rejected" && q.ID != "apf-wait-p99" {
+		// Nothing was rejected or queued, and DCGM series come from kwok's
+		// per-node endpoints, which the direct source does not scrape.
+		if len(s) == 0 && q.ID != "apf-rejected" && q.ID != "apf-wait-p99" && q.ID != "gpu-util" {
 			t.Errorf("%s: no series", q.ID)
 		}
+	}
+}
+
+func TestAverageGroupsLikePromQL(t *testing.T) {
+	in := vector{
+		"a": {map[string]string{"node": "n1", "gpu": "0"}, 100},
+		"b": {map[string]string{"node": "n1", "gpu": "1"}, 0},
+		"c": {map[string]string{"node": "n2", "gpu": "0"}, 90},
+	}
+	all := average(in, nil)
+	if len(all) != 1 || math.Abs(all[labelKey(map[string]string{})].v-190.0/3) > 1e-9 {
+		t.Errorf("avg() = %v, want 63.33", all)
+	}
+	byNode := average(in, []string{"node"})
+	if byNode[labelKey(map[string]string{"node": "n1"})].v != 50 || byNode[labelKey(map[string]string{"node": "n2"})].v != 90 {
+		t.Errorf("avg by (node) = %v, want n1 50, n2 90", byNode)
 	}
 }

@@ -26,6 +26,8 @@ const (
 	GaugeSum Kind = "gauge-sum"
 	// GaugeMax is max(m{…}).
 	GaugeMax Kind = "gauge-max"
+	// GaugeAvg is avg(m{…}) by (…).
+	GaugeAvg Kind = "gauge-avg"
 )
 
 // MatchOp is a PromQL label matcher operator.
@@ -82,6 +84,8 @@ func (e Expr) PromQL() string {
 		s = fmt.Sprintf("sum(%s)%s", e.selector(e.Metric), by(e.By))
 	case GaugeMax:
 		s = fmt.Sprintf("max(%s)%s", e.selector(e.Metric), by(e.By))
+	case GaugeAvg:
+		s = fmt.Sprintf("avg(%s)%s", e.selector(e.Metric), by(e.By))
 	default:
 		s = fmt.Sprintf("<unknown kind %q>", e.Kind)
 	}
@@ -133,7 +137,7 @@ func (e *Expr) compile() error {
 		if e.Window <= 0 {
 			return fmt.Errorf("%s of %s: window %s must be positive", e.Kind, e.Metric, e.Window)
 		}
-	case GaugeSum, GaugeMax:
+	case GaugeSum, GaugeMax, GaugeAvg:
 	default:
 		return fmt.Errorf("unknown kind %q", e.Kind)
 	}

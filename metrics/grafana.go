@@ -14,7 +14,7 @@ func GrafanaDashboard() ([]byte, error) {
 		Datasource   any    `json:"datasource"`
 	}
 	ds := map[string]string{"type": "prometheus", "uid": "${datasource}"}
-	units := map[string]string{"seconds": "s", "bytes": "bytes", "pods/s": "short", "requests/s": "reqps"}
+	units := map[string]string{"seconds": "s", "bytes": "bytes", "pods/s": "short", "requests/s": "reqps", "percent": "percent"}
 	var panels []map[string]any
 	for i, q := range Catalog {
 		unit := units[q.Unit]

@@ -35,6 +35,8 @@ type chartPhase struct {
 	Label string  `json:"label"`
 	Start float64 `json:"start"` // unix seconds
 	End   float64 `json:"end"`
+	// Fault phases are drawn as a red mark: a node fault is an instant.
+	Fault bool `json:"fault,omitempty"`
 }
 
 // LoadSnapshot reads a snapshot folder's three files.
@@ -86,7 +88,7 @@ func Report(dir string) (string, error) {
 	d.CL2 = cl2Sections(run.Runs)
 	for _, r := range run.Runs {
 		for _, p := range r.Phases {
-			d.Phases = append(d.Phases, chartPhase{Label: r.ID + " " + p.Name, Start: unix(p.Start), End: unix(p.End)})
+			d.Phases = append(d.Phases, chartPhase{Label: r.ID + " " + p.Name, Start: unix(p.Start), End: unix(p.End), Fault: r.Kind == "fault"})
 		}
 	}
 	var b strings.Builder
@@ -195,7 +197,7 @@ Report folder: <code>{{.ID}}/{{.Result.ReportDir}}</code></p>
 {{end}}
 
 <h2>Control plane</h2>
-<p class="muted">Shaded: the runs' phases. Dashed red: the SLO threshold.</p>
+<p class="muted">Shaded: the runs' phases; red: injected faults. Dashed red: the SLO threshold.</p>
 <div id="charts"></div>
 
 <h2>Run parameters</h2>
@@ -209,7 +211,7 @@ const palette = ["#0969da","#bf3989","#1a7f37","#9a6700","#8250df","#cf222e","#0
 function label(l){const k=Object.keys(l||{}).sort();return k.length?k.map(x=>x+"="+l[x]).join(", "):"value";}
 function phasePlugin(){return {hooks:{drawClear:[u=>{const c=u.ctx;c.save();
   PHASES.forEach((p,i)=>{const x0=u.valToPos(p.start,"x",true),x1=u.valToPos(p.end,"x",true);
-  c.fillStyle=i%2?"rgba(9,105,218,0.08)":"rgba(191,57,137,0.08)";c.fillRect(x0,u.bbox.top,Math.max(1,x1-x0),u.bbox.height);});
+  c.fillStyle=p.fault?"rgba(207,34,46,0.35)":i%2?"rgba(9,105,218,0.08)":"rgba(191,57,137,0.08)";c.fillRect(x0,u.bbox.top,Math.max(p.fault?3:1,x1-x0),u.bbox.height);});
   c.restore();}]}};}
 const root=document.getElementById("charts");
 METRICS.forEach(q=>{

@@ -75,11 +75,15 @@ type Record struct {
 }
 
 // WriteRecord writes the record as run.json into a new run folder named
-// after its kind and start, and returns the folder.
+// after its kind and start, and returns the folder. A record without an
+// ID is given the folder's name.
 func WriteRecord(root string, r Record) (string, error) {
 	dir, err := NewRunDir(root, r.Kind, r.Started)
 	if err != nil {
 		return "", err
+	}
+	if r.ID == "" {
+		r.ID = filepath.Base(dir)
 	}
 	return dir, WriteJSON(dir, "run.json", r)
 }

@@ -31,6 +31,7 @@ const (
 	KubeScheduler         = "kube-scheduler"
 	Etcd                  = "etcd"
 	Etcdctl               = "etcdctl"
+	Etcdutl               = "etcdutl"
 	Kwok                  = "kwok"
 	Kwokctl               = "kwokctl"
 	Prometheus            = "prometheus"
@@ -77,6 +78,13 @@ var All = []Binary{
 	{Name: Prometheus, module: modulePrometheus, pkg: "github.com/prometheus/prometheus/cmd/prometheus", ldflags: prometheusLDFlags, Typical: 6 * time.Minute},
 }
 
+// OnDemand lists binaries only some commands need, built the first time
+// one of them runs (not by `up`): etcdutl restores etcd snapshots (etcd
+// 3.6 moved `snapshot restore` out of etcdctl).
+var OnDemand = []Binary{
+	{Name: Etcdutl, module: moduleControlPlane, pkg: "go.etcd.io/etcd/etcdutl/v3", ldflags: plainLDFlags, Typical: 30 * time.Second},
+}
+
 // Lookup returns the binary called name.
 func Lookup(name string) (Binary, error) {
 	for _, b := range All {
@@ -105,7 +113,7 @@ func (b Binary) EnvVar() string {
 // VersionOf is the version the named binary must report.
 func (v Versions) VersionOf(name string) string {
 	switch name {
-	case Etcd, Etcdctl:
+	case Etcd, Etcdctl, Etcdutl:
 		return v.Etcd
 	case Kwok, Kwokctl:
 		return v.Kwok

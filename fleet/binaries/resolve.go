@@ -169,6 +169,20 @@ func (r *Resolver) Resolve(ctx context.Context) (Set, error) {
 	return found, nil
 }
 
+// ResolveOne finds one binary (of All or OnDemand), building it into the
+// cache when it is missing.
+func (r *Resolver) ResolveOne(ctx context.Context, b Binary) (string, error) {
+	res, ok, err := r.find(b)
+	if err != nil || ok {
+		return res.Path, err
+	}
+	goBin, err := r.goBinary()
+	if err != nil {
+		return "", fmt.Errorf("%w: building %s needs Go 1.26 or newer on PATH; alternatively point %s at a prebuilt binary", err, b.Name, b.EnvVar())
+	}
+	return r.build(ctx, goBin, b, 1, 1)
+}
+
 func (r *Resolver) goBinary() (string, error) {
 	name := r.GoBinary
 	if name == "" {

@@ -163,6 +163,22 @@ func PodSpec(gpus int) corev1.PodSpec {
 	}
 }
 
+// PreflightContainer is the name of the init container WithPreflight adds.
+const PreflightContainer = "preflight"
+
+// WithPreflight adds a pre-flight init container to spec, like the NCCL
+// all-reduce and GPU burn checks training platforms run before the job:
+// kwok completes it at once unless a fault (`fault pod-exit --init`)
+// makes it fail.
+func WithPreflight(spec corev1.PodSpec) corev1.PodSpec {
+	spec.InitContainers = append(spec.InitContainers, corev1.Container{
+		Name:      PreflightContainer,
+		Image:     Image,
+		Resources: spec.Containers[0].Resources,
+	})
+	return spec
+}
+
 // Capacity is what the fleet offers a workload.
 type Capacity struct {
 	FakeNodes   int

@@ -38,6 +38,9 @@ type LoadOptions struct {
 	Mode      string        `json:"mode"`
 	Timeout   time.Duration `json:"timeout"` // for all pods to run
 	Workers   int           `json:"workers"` // parallel creates in pods mode
+	// Preflight gives every pod a pre-flight init container (see
+	// WithPreflight), for `fault pod-exit --init`.
+	Preflight bool `json:"preflight,omitempty"`
 	// PrometheusURL, when set, is asked for the scheduler's pending pods
 	// and attempt rate for the verdict.
 	PrometheusURL string        `json:"prometheusUrl,omitempty"`
@@ -219,7 +222,7 @@ func createPods(ctx context.Context, cs kubernetes.Interface, opts LoadOptions, 
 						Name:   fmt.Sprintf("%s-%05d", opts.RunID, i),
 						Labels: map[string]string{LabelRun: opts.RunID, LabelKind: "load"},
 					},
-					Spec: PodSpec(opts.GPUs),
+					Spec: opts.podSpec(),
 				}
 				_, err := cs.CoreV1().Pods(opts.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 				if err != nil && ctx.Err() == nil { // an interrupted create is not the server's error
@@ -236,8 +239,15 @@ func createPods(ctx context.Context, cs kubernetes.Interface, opts LoadOptions, 
 func podTemplate(opts LoadOptions) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelRun: opts.RunID, LabelKind: "load"}},
-		Spec:       PodSpec(opts.GPUs),
+		Spec:       opts.podSpec(),
 	}
+}
+
+func (o LoadOptions) podSpec() corev1.PodSpec {
+	if o.Preflight {
+		return WithPreflight(PodSpec(o.GPUs))
+	}
+	return PodSpec(o.GPUs)
 }
 
 func createDeployment(ctx context.Context, cs kubernetes.Interface, opts LoadOptions) error {

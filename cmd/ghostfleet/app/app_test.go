@@ -103,6 +103,20 @@ func TestBadInput(t *testing.T) {
 		{[]string{"snapshot", "--source", "direct", "--sample", "5s"}, "--sample 5s is out of range: it must be at least --step (15s)"},
 		{[]string{"snapshot", "--source", "direct", "--run", "load-1"}, "--run load-1 needs Prometheus's history"},
 		{[]string{"snapshot", "--source", "direct"}, "is not up"},
+		{[]string{"fault", "meteor"}, `unknown fault "meteor": allowed are gpu-xid, nvlink, rdma, node-down, pod-exit`},
+		{[]string{"fault", "gpu-xid", "--nodes", "0"}, "--nodes 0 is out of range"},
+		{[]string{"fault", "gpu-xid", "--xid", "5"}, "--xid 5 is not a known Xid"},
+		{[]string{"fault", "pod-exit", "--exit-code", "256", "-n", "a"}, "--exit-code 256 is out of range: allowed are 0-255"},
+		{[]string{"fault", "pod-exit", "--exit-code", "3", "--delay", "-2s", "-n", "a"}, "--delay -2s is out of range"},
+		{[]string{"fault", "pod-exit", "--exit-code", "3"}, "pod-exit needs --namespace or --selector"},
+		{[]string{"fault", "pod-exit", "-n", "a"}, "--exit-code is required"},
+		{[]string{"fault", "clear"}, "name the faults to clear"},
+		{[]string{"fault", "clear", "meteor"}, `unknown fault "meteor"`},
+		{[]string{"fault", "gpu-xid", "--nodes", "5"}, "is not up"},
+		{[]string{"save", "Before_Faults"}, `state name "Before_Faults" is not allowed`},
+		{[]string{"save", "--kubeconfig", "/tmp/x"}, "save manages GhostFleet's own cluster"},
+		{[]string{"restore", "never-saved", "--results-dir", "/nonexistent"}, `no saved state "never-saved"`},
+		{[]string{"restore"}, "accepts 1 arg(s)"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

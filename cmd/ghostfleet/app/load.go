@@ -23,6 +23,7 @@ type loadOptions struct {
 	output             string
 	resultsDir         string
 	prometheusURL      string
+	preflight          bool
 }
 
 func newLoadCommand(g *globals) *cobra.Command {
@@ -58,6 +59,7 @@ results/load-<time>/run.json.`,
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run record is written")
 	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster, for the verdict")
+	fs.BoolVar(&o.preflight, "preflight", false, "give each pod a pre-flight init container (for `fault pod-exit --init`)")
 	_ = cmd.RegisterFlagCompletionFunc("mode", fixed(workload.LoadModes...))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
@@ -81,6 +83,7 @@ func (o *loadOptions) run(ctx context.Context, args []string) error {
 	opts := workload.LoadOptions{
 		RunID: runID("load"), Namespace: o.namespace, Pods: pods, GPUs: gpus, Mode: o.mode,
 		Timeout: o.timeout, Workers: o.workers, PrometheusURL: env.prometheusURL, Report: p.Report,
+		Preflight: o.preflight,
 	}
 	warnings, err := opts.Validate(capacity, o.allowUnschedulable)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	kwokclient "sigs.k8s.io/kwok/pkg/client/clientset/versioned"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/binaries"
@@ -59,6 +60,7 @@ type upOptions struct {
 	profileSet     bool // --profile was given: a running fleet must have it
 	prometheusPort int
 	verbose        bool
+	dcgm           bool
 }
 
 func newUpCommand(g *globals) *cobra.Command {
@@ -90,6 +92,7 @@ whose processes are gone (e.g. after a reboot) it starts them again.`,
 	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: default (upstream) or tuned (raised client QPS, APF on)")
 	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
+	fs.BoolVar(&o.dcgm, "dcgm", false, "every node serves dcgm-exporter's GPU series (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE per GPU) for Prometheus; costs a scrape per node every 15s")
 	o.bins.add(fs)
 	_ = cmd.RegisterFlagCompletionFunc("gpu-profile", fixed(fleet.GPUProfileNames()...))
 	_ = cmd.RegisterFlagCompletionFunc("profile", fixed("default", "tuned"))
@@ -131,6 +134,11 @@ func (o *upOptions) run(ctx context.Context) error {
 		return err
 	}
 	target := fleet.Own(o.name)
+	if o.dcgm {
+		if err := installDCGM(ctx, target, gpu); err != nil {
+			return err
+		}
+	}
 	if res.AlreadyUp {
 		p.Close()
 		fmt.Fprintf(out, "fleet %q is already up (profile %s); nothing to do.\n", o.name, res.State.Profile)
@@ -155,6 +163,21 @@ func (o *upOptions) run(ctx context.Context) error {
 		fmt.Fprintf(out, "fleet %q was stopped and is running again (profile %s)\n", o.name, res.State.Profile)
 	}
 	printAccess(out, target, res.State)
+	return nil
+}
+
+func installDCGM(ctx context.Context, t fleet.Target, gpu fleet.GPUProfile) error {
+	cfg, err := t.RESTConfig()
+	if err != nil {
+		return err
+	}
+	kc, err := kwokclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := fleet.InstallDCGM(ctx, kc, gpu.GPUs); err != nil {
+		return fmt.Errorf("%w (fleets created before GhostFleet served DCGM series lack kwok's Metric resource: `ghostfleet clean` and `up --dcgm` again)", err)
+	}
 	return nil
 }
 

@@ -40,6 +40,7 @@ replace (
 
 require (
 	go.etcd.io/etcd/etcdctl/v3 v3.6.16
+	go.etcd.io/etcd/etcdutl/v3 v3.6.16
 	go.etcd.io/etcd/server/v3 v3.6.16
 	k8s.io/kubernetes v1.36.3
 	sigs.k8s.io/kwok v0.8.0

@@ -1,0 +1,70 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ghostfleet/ghostfleet/fleet/fault"
+)
+
+type nodeFaultOptions struct {
+	faultOptions
+	kind  fault.Kind
+	nodes int
+	seed  int64
+	xid   int
+}
+
+func newNodeFaultCommand(g *globals, k fault.Info) *cobra.Command {
+	o := &nodeFaultOptions{faultOptions: faultOptions{globals: g}, kind: k.Kind}
+	example := fmt.Sprintf("  ghostfleet fault %s --nodes 5\n  ghostfleet fault %s --nodes 20 --seed 42", k.Kind, k.Kind)
+	long := k.Description + `.
+
+Chooses --nodes of GhostFleet's fake GPU nodes that do not have this fault
+yet: the first ones by name, or with --seed a random choice that the same
+seed repeats. Only GhostFleet's own fake nodes are ever chosen.`
+	if k.Kind == fault.GPUXid {
+		example = "  ghostfleet fault gpu-xid --nodes 5\n  ghostfleet fault gpu-xid --nodes 2 --xid 48 --seed 7"
+		long += "\n\n--xid picks the error (default 79, GPU has fallen off the bus); ECC Xids (48, 63, 64, 92, 94, 95) also raise GpuDbeMsbeProblem."
+	}
+	if k.Kind == fault.NodeDown {
+		long += "\n\nOnly Ready nodes are chosen. The node lifecycle controller then taints\nthe node node.kubernetes.io/unreachable and, after the pods' toleration\n(300s by default), evicts them."
+	}
+	cmd := &cobra.Command{
+		Use:     string(k.Kind) + " --nodes K",
+		Short:   "Fault K GPU nodes: " + strings.SplitN(k.Description, ":", 2)[0],
+		Long:    long,
+		Example: example,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), cmd.Flags().Changed("seed"))
+		},
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&o.nodes, "nodes", 1, "how many nodes to fault")
+	fs.Int64Var(&o.seed, "seed", 0, "choose the nodes at random with this seed (default: the first ones by name)")
+	if k.Kind == fault.GPUXid {
+		fs.IntVar(&o.xid, "xid", fault.DefaultXid, "Xid error number")
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+func (o *nodeFaultOptions) run(ctx context.Context, random bool) error {
+	spec := fault.Spec{Kind: o.kind, Nodes: o.nodes, Random: random, Seed: o.seed, Xid: o.xid}
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	env, c, err := o.clients()
+	if err != nil {
+		return err
+	}
+	rec, err := fault.Apply(ctx, c, spec)
+	return o.finish(ctx, env, rec, err, func(w io.Writer, r fault.Result) {
+		fmt.Fprintf(w, "%s on %d nodes: %s\n", o.kind, len(r.Nodes), strings.Join(r.Nodes, ", "))
+	})
+}

@@ -1,0 +1,81 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ghostfleet/ghostfleet/fleet/state"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+type restoreOptions struct {
+	*globals
+	binaryFlags
+	resultsDir string
+	verbose    bool
+}
+
+func newRestoreCommand(g *globals) *cobra.Command {
+	o := &restoreOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "restore RUN",
+		Short: "Return the fleet to a state saved by `ghostfleet save`",
+		Long: `Put the etcd snapshot of a saved state (RUN: its run folder's name, like
+state-20261129-190000, or the NAME given to save) back into the fleet
+with kwokctl's snapshot restore: etcd and the apiserver stop, etcd's data
+is replaced, and the control plane restarts; the kwok controller then
+takes the nodes over with fresh leases, and the command waits until the
+fleet holds the saved number of nodes and pods again. Everything done
+since the save — nodes added, pods created, faults — is undone.
+
+Only a state of this same fleet can be restored (a fleet created again
+under the same name has other certificates). The first restore builds
+etcdutl from the pinned modules (about half a minute). Ctrl-C does not
+stop a restore once the control plane is down.`,
+		Example: `  ghostfleet save before-faults
+  ghostfleet fault gpu-xid --nodes 5
+  ghostfleet restore before-faults`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args[0]) },
+	}
+	cmd.Flags().StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where saved states are found and the restore's record goes")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
+	o.binaryFlags.add(cmd.Flags())
+	return cmd
+}
+
+func (o *restoreOptions) run(ctx context.Context, id string) error {
+	if err := o.ownOnly("restore"); err != nil {
+		return err
+	}
+	if _, _, err := state.Find(o.resultsDir, id); err != nil {
+		return err
+	}
+	p := newPrinter(o.streams.ErrOut, o.verbose)
+	defer p.Close()
+	tools, err := o.snapshotTools(ctx, o.name, true, p)
+	if err != nil {
+		return err
+	}
+	rec, rerr := state.Restore(ctx, o.name, o.resultsDir, id, tools, p.Report)
+	p.Close()
+	if rec.Kind == "" {
+		return rerr
+	}
+	dir, err := results.WriteRecord(o.resultsDir, rec)
+	if rerr != nil {
+		return rerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing the run record: %w", err)
+	}
+	res := rec.Result.(state.RestoreResult)
+	fmt.Fprintf(o.streams.Out, "restored fleet %q to %s: %d→%d nodes, %d→%d pods (saved: %d nodes, %d pods) in %s\n",
+		o.name, rec.Params.(map[string]string)["state"], res.Before.Nodes, res.After.Nodes, res.Before.Pods, res.After.Pods,
+		res.Saved.Nodes, res.Saved.Pods, rec.Ended.Sub(rec.Started).Round(time.Second))
+	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
+	return nil
+}

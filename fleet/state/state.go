@@ -1,0 +1,208 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/binaries"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+// Run kinds: a saved state, and a restore of one.
+const (
+	Kind        = "state"
+	RestoreKind = "restore"
+	// File is the etcd snapshot in a state's folder.
+	File = "etcd.db"
+)
+
+// Params are a saved state's parameters.
+type Params struct {
+	Name string `json:"name,omitempty"`
+}
+
+// Result is what a saved state holds.
+type Result struct {
+	fleet.Counts
+	Snapshot string `json:"snapshot"`
+	Bytes    int64  `json:"bytes"`
+	// ClusterCreated tells a snapshot of this fleet from one of an earlier
+	// fleet of the same name, whose certificates differ.
+	ClusterCreated time.Time `json:"clusterCreated"`
+}
+
+var namePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// ValidateName checks a state's optional name.
+func ValidateName(name string) error {
+	if name != "" && !namePattern.MatchString(name) {
+		return fmt.Errorf("state name %q is not allowed: lower-case letters, digits and '-', at most 63, like before-faults", name)
+	}
+	return nil
+}
+
+// Tools resolves etcdctl and, to restore, etcdutl (built from the pinned
+// modules on first use) for the fleet's versions.
+func Tools(ctx context.Context, r *binaries.Resolver, st fleet.State, restore bool) (fleet.SnapshotTools, error) {
+	r.Versions = st.Versions
+	var tools fleet.SnapshotTools
+	ctl, err := binaries.Lookup(binaries.Etcdctl)
+	if err != nil {
+		return tools, err
+	}
+	if tools.Etcdctl, err = r.ResolveOne(ctx, ctl); err != nil {
+		return tools, err
+	}
+	if restore {
+		if tools.Etcdutl, err = r.ResolveOne(ctx, binaries.OnDemand[0]); err != nil {
+			return tools, err
+		}
+	}
+	return tools, nil
+}
+
+// Save writes the fleet's etcd into a new run folder <root>/state-<time>/
+// with its record (kind "state", the node and pod counts) and returns the
+// record and the folder. Nothing is left behind when it fails.
+func Save(ctx context.Context, name, root, stateName string, tools fleet.SnapshotTools, report progress.Func) (results.Record, string, error) {
+	if err := ValidateName(stateName); err != nil {
+		return results.Record{}, "", err
+	}
+	st, err := fleet.LoadState(name)
+	if err != nil {
+		return results.Record{}, "", fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
+	}
+	cs, err := fleet.Own(name).Clientset(true)
+	if err != nil {
+		return results.Record{}, "", err
+	}
+	started := time.Now().UTC()
+	counts, err := fleet.CountObjects(ctx, cs)
+	if err != nil {
+		return results.Record{}, "", err
+	}
+	dir, err := results.NewRunDir(root, Kind, started)
+	if err != nil {
+		return results.Record{}, "", err
+	}
+	path, err := filepath.Abs(filepath.Join(dir, File))
+	if err == nil {
+		err = fleet.SaveSnapshot(ctx, name, path, tools, report)
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return results.Record{}, "", err
+	}
+	// Counted again: had anything changed while etcd was saved, the
+	// counts would not say what the snapshot holds.
+	after, err := fleet.CountObjects(ctx, cs)
+	if err == nil && after != counts {
+		err = fmt.Errorf("the fleet changed while it was saved (%d→%d nodes, %d→%d pods): save again when it is quiet", counts.Nodes, after.Nodes, counts.Pods, after.Pods)
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return results.Record{}, "", err
+	}
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	}
+	rec := results.Record{ID: filepath.Base(dir), Kind: Kind, Cluster: name, Profile: st.Profile, Started: started, Ended: time.Now().UTC(),
+		Outcome: "completed", Params: Params{Name: stateName},
+		Result: Result{Counts: counts, Snapshot: File, Bytes: size, ClusterCreated: st.Created}}
+	if err := results.WriteJSON(dir, "run.json", rec); err != nil {
+		_ = os.RemoveAll(dir)
+		return results.Record{}, "", err
+	}
+	return rec, dir, nil
+}
+
+// Find returns the saved state called id (its folder name) or carrying
+// that name, the latest when several do.
+func Find(root, id string) (results.Record, Result, error) {
+	runs, err := results.RunsIn(root, time.Time{}, time.Now().Add(24*time.Hour))
+	if err != nil {
+		return results.Record{}, Result{}, err
+	}
+	var found *results.Record
+	for i := range runs {
+		r := &runs[i]
+		if r.Kind != Kind {
+			continue
+		}
+		var p Params
+		data, _ := json.Marshal(r.Params)
+		_ = json.Unmarshal(data, &p)
+		if r.ID == id || p.Name == id {
+			found = r // oldest first: the last match is the latest
+		}
+	}
+	if found == nil {
+		return results.Record{}, Result{}, fmt.Errorf("no saved state %q under %s: `ghostfleet save` makes one; saved states are the %s-* folders", id, root, Kind)
+	}
+	var res Result
+	data, _ := json.Marshal(found.Result)
+	if err := json.Unmarshal(data, &res); err != nil {
+		return *found, res, fmt.Errorf("saved state %s: %w", found.ID, err)
+	}
+	return *found, res, nil
+}
+
+// RestoreResult is a restore's record result.
+type RestoreResult struct {
+	Before fleet.Counts `json:"before"`
+	Saved  fleet.Counts `json:"saved"`
+	After  fleet.Counts `json:"after"`
+}
+
+// Restore returns the fleet to the saved state id (see Find). Only a
+// fleet's own states are accepted. Once the control plane is stopped the
+// restore runs to its end even when ctx is cancelled, so an interrupt
+// never leaves etcd down. The returned record (kind "restore") is not
+// written; it is the zero Record when Restore refused and changed nothing.
+func Restore(ctx context.Context, name, root, id string, tools fleet.SnapshotTools, report progress.Func) (results.Record, error) {
+	saved, res, err := Find(root, id)
+	if err != nil {
+		return results.Record{}, err
+	}
+	st, err := fleet.LoadState(name)
+	if err != nil {
+		return results.Record{}, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
+	}
+	if saved.Cluster != name || !res.ClusterCreated.Equal(st.Created) {
+		return results.Record{}, fmt.Errorf("saved state %s is of fleet %q created %s, not of this fleet %q created %s: only a fleet's own states can be restored",
+			saved.ID, saved.Cluster, res.ClusterCreated.Format(time.RFC3339), name, st.Created.Format(time.RFC3339))
+	}
+	path, err := filepath.Abs(filepath.Join(root, saved.ID, res.Snapshot))
+	if err != nil {
+		return results.Record{}, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return results.Record{}, fmt.Errorf("saved state %s has no snapshot: %w", saved.ID, err)
+	}
+	cs, err := fleet.Own(name).Clientset(true)
+	if err != nil {
+		return results.Record{}, err
+	}
+	before, err := fleet.CountObjects(ctx, cs)
+	if err != nil {
+		return results.Record{}, err
+	}
+	started := time.Now().UTC()
+	after, rerr := fleet.RestoreSnapshot(context.WithoutCancel(ctx), name, path, res.Counts, tools, report)
+	rec := results.Record{Kind: RestoreKind, Cluster: name, Profile: st.Profile, Started: started, Ended: time.Now().UTC(),
+		Outcome: "completed", Params: map[string]string{"state": saved.ID},
+		Result: RestoreResult{Before: before, Saved: res.Counts, After: after},
+		Phases: []results.Phase{{Name: "restore " + saved.ID, Start: started, End: time.Now().UTC()}}}
+	if rerr != nil {
+		rec.Outcome = "failed: " + rerr.Error()
+	}
+	return rec, rerr
+}

@@ -1,0 +1,382 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/fault"
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/metrics"
+	"github.com/ghostfleet/ghostfleet/results"
+)
+
+const faultCluster = "gf-faults-e2e"
+
+// faultRecord runs a fault command with -o json and returns its record
+// and result.
+func faultRecord(t *testing.T, ctx context.Context, args ...string) (results.Record, fault.Result) {
+	t.Helper()
+	r := ghostfleet(t, ctx, append(append([]string{"fault"}, args...), "--name", faultCluster, "-o", "json")...)
+	if r.code != 0 {
+		t.Fatalf("fault %v: exit %d: %s", args, r.code, r.errOut)
+	}
+	var rec results.Record
+	if err := json.Unmarshal([]byte(r.out), &rec); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if rec.Kind != fault.RecordKind || rec.Cluster != faultCluster || rec.Outcome != "completed" || rec.ID == "" {
+		t.Errorf("record id %q kind %q cluster %q outcome %q", rec.ID, rec.Kind, rec.Cluster, rec.Outcome)
+	}
+	var res fault.Result
+	data, _ := json.Marshal(rec.Result)
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	return rec, res
+}
+
+// eventually polls check until it returns nil or a minute passes; the
+// last error fails the test. It bounds waiting, not the system's speed.
+func eventually(t *testing.T, ctx context.Context, what string, check func() error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var err error
+	for {
+		if err = check(); err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %v", what, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func nodeCondition(n *corev1.Node, typ string) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if string(c.Type) == typ {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func gpuTainted(n *corev1.Node) bool {
+	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+		return t.Key == fleet.TaintGPUHealth && t.Effect == corev1.TaintEffectNoSchedule
+	})
+}
+
+// TestFaults: GPU faults on exactly the chosen nodes keep new pods off
+// them; pod-exit fails containers with the code and reason inside the
+// window; clear recovers; restore returns to the saved state.
+func TestFaults(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	t.Cleanup(func() { ghostfleet(t, context.Background(), "clean", "--name", faultCluster) })
+	port := freePort(t)
+	if r := ghostfleet(t, ctx, "up", "--name", faultCluster, "--nodes", "50", "--dcgm", "--prometheus-port", fmt.Sprint(port)); r.code != 0 {
+		t.Fatalf("up: %s", r.errOut)
+	}
+	cs, err := fleet.Own(faultCluster).Clientset(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resultsDir := t.TempDir()
+
+	r := ghostfleet(t, ctx, "save", "clean-fleet", "--name", faultCluster, "--results-dir", resultsDir)
+	if r.code != 0 {
+		t.Fatalf("save: %s", r.errOut)
+	}
+	saved, err := fleet.CountObjects(ctx, cs)
+	if err != nil || saved.Nodes != 50 || saved.Pods != 0 {
+		t.Fatalf("counts at save %+v, %v", saved, err)
+	}
+
+	_, xid := faultRecord(t, ctx, "gpu-xid", "--nodes", "5", "--xid", "79", "--seed", "11", "--results-dir", resultsDir)
+	if len(xid.Nodes) != 5 {
+		t.Fatalf("gpu-xid chose %v", xid.Nodes)
+	}
+	faulted := map[string]bool{}
+	for _, n := range xid.Nodes {
+		faulted[n] = true
+	}
+
+	t.Run("exactly the chosen nodes carry the condition and the taint", func(t *testing.T) {
+		eventually(t, ctx, "GpuXidProblem on the 5 nodes", func() error {
+			nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			for i := range nodes.Items {
+				n := &nodes.Items[i]
+				want := faulted[n.Name]
+				cond := nodeCondition(n, "GpuXidProblem") == corev1.ConditionTrue
+				gpus := n.Status.Allocatable[fleet.ResourceGPU]
+				if cond != want || gpuTainted(n) != want || (gpus.Value() == 7) != want {
+					return fmt.Errorf("node %s: condition %v, taint %v, allocatable GPUs %s; faulted %v", n.Name, cond, gpuTainted(n), gpus.String(), want)
+				}
+				if !fleet.NodeReady(n) {
+					return fmt.Errorf("node %s is not Ready: a GPU fault must not stop the node", n.Name)
+				}
+			}
+			return nil
+		})
+	})
+
+	t.Run("no new GPU pod lands on a faulted node", func(t *testing.T) {
+		// 45 healthy nodes × 8 GPUs = 360: fill them exactly.
+		for _, args := range [][]string{{"340", "gf-load"}, {"20", "gf-nccl"}} {
+			if r := ghostfleet(t, ctx, "load", args[0], "1", "--namespace", args[1], "--name", faultCluster, "--results-dir", resultsDir); r.code != 0 {
+				t.Fatalf("load %v: %s", args, r.errOut)
+			}
+		}
+		// Five more: the faulted nodes have 35 free GPUs, but the taint
+		// must keep these pods off them.
+		if err := workload.EnsureNamespace(ctx, cs, "gf-extra"); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 5; i++ {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("extra-%d", i)}, Spec: workload.PodSpec(1)}
+			if _, err := cs.CoreV1().Pods("gf-extra").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eventually(t, ctx, "the extra pods are found unschedulable", func() error {
+			pods, err := cs.CoreV1().Pods("gf-extra").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			for _, p := range pods.Items {
+				if p.Spec.NodeName != "" {
+					t.Fatalf("pod %s was bound to %s", p.Name, p.Spec.NodeName)
+				}
+				unschedulable := slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+					return c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+				})
+				if !unschedulable {
+					return fmt.Errorf("pod %s not yet found unschedulable", p.Name)
+				}
+			}
+			return nil
+		})
+		assertNoPodOn(t, ctx, cs, faulted)
+	})
+
+	t.Run("DCGM series in Prometheus follow the pods", func(t *testing.T) {
+		prom, err := metrics.NewPrometheus(fmt.Sprintf("http://127.0.0.1:%d", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 50 nodes × 8 GPUs; the 360 running 1-GPU pods keep 360 busy.
+		eventually(t, ctx, "DCGM series scraped from every node", func() error {
+			all, err := prom.Scalar(ctx, `count(DCGM_FI_DEV_GPU_UTIL)`, time.Now())
+			if err != nil {
+				return err
+			}
+			busy, err := prom.Scalar(ctx, `count(DCGM_FI_DEV_GPU_UTIL > 0)`, time.Now())
+			if err != nil {
+				return err
+			}
+			fb, err := prom.Scalar(ctx, `count(DCGM_FI_DEV_FB_USED > 0)`, time.Now())
+			if err != nil {
+				return err
+			}
+			if all != 400 || busy != 360 || fb != 360 {
+				return fmt.Errorf("%v GPU series, %v busy, %v with memory used; want 400, 360, 360", all, busy, fb)
+			}
+			return nil
+		})
+		// The faulted nodes hold no pods: their GPUs are idle.
+		for n := range faulted {
+			v, err := prom.Scalar(ctx, fmt.Sprintf(`sum(DCGM_FI_DEV_GPU_UTIL{Hostname=%q})`, n), time.Now())
+			if err != nil || v != 0 {
+				t.Errorf("node %s GPU utilisation sum %v (%v), want 0", n, v, err)
+			}
+		}
+	})
+
+	t.Run("pod-exit 3 inside delay…delay+jitter", func(t *testing.T) {
+		rec, res := faultRecord(t, ctx, "pod-exit", "--exit-code", "3", "--reason", "NCCLTestFailed", "--message", "all_reduce_perf: NCCL WARN NET/IB timeout",
+			"--delay", "5s", "--jitter", "10s", "--namespace", "gf-nccl", "--results-dir", resultsDir)
+		if res.Pods != 20 || res.NotBefore == nil || res.NotAfter.Sub(*res.NotBefore) != 10*time.Second || res.NotBefore.Sub(rec.Started) != 5*time.Second {
+			t.Fatalf("record %+v, result %+v", rec, res)
+		}
+		var pods []corev1.Pod
+		eventually(t, ctx, "every gf-nccl pod failed", func() error {
+			list, err := cs.CoreV1().Pods("gf-nccl").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			for _, p := range list.Items {
+				if p.Status.Phase != corev1.PodFailed {
+					return fmt.Errorf("pod %s is %s", p.Name, p.Status.Phase)
+				}
+			}
+			pods = list.Items
+			return nil
+		})
+		// finishedAt has whole seconds; kwok's queue may run a little late
+		// on a busy machine, never early.
+		lo, hi := res.NotBefore.Truncate(time.Second), res.NotAfter.Add(10*time.Second)
+		var first, last time.Time
+		for _, p := range pods {
+			term := p.Status.ContainerStatuses[0].State.Terminated
+			if term == nil || term.ExitCode != 3 || term.Reason != "NCCLTestFailed" || term.Message != "all_reduce_perf: NCCL WARN NET/IB timeout" {
+				t.Errorf("pod %s: %+v", p.Name, p.Status.ContainerStatuses)
+				continue
+			}
+			at := term.FinishedAt.Time
+			if at.Before(lo) || at.After(hi) {
+				t.Errorf("pod %s finished at %s, outside %s…%s", p.Name, at.Format(time.RFC3339), lo.Format(time.RFC3339), hi.Format(time.RFC3339))
+			}
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+			if at.After(last) {
+				last = at
+			}
+		}
+		t.Logf("20 pods failed between %s and %s (fault applied %s, window %s…%s)", first.Format(time.TimeOnly), last.Format(time.TimeOnly),
+			rec.Started.Format(time.TimeOnly), res.NotBefore.Format(time.TimeOnly), res.NotAfter.Format(time.TimeOnly))
+		if running := countPhase(t, ctx, cs, "gf-load", corev1.PodRunning); running != 340 {
+			t.Errorf("%d gf-load pods running, want all 340 untouched", running)
+		}
+		assertNoPodOn(t, ctx, cs, faulted)
+	})
+
+	var down string
+	t.Run("node-down", func(t *testing.T) {
+		_, res := faultRecord(t, ctx, "node-down", "--nodes", "1", "--results-dir", resultsDir)
+		if len(res.Nodes) != 1 || faulted[res.Nodes[0]] {
+			t.Fatalf("node-down chose %v", res.Nodes)
+		}
+		down = res.Nodes[0]
+		eventually(t, ctx, "node "+down+" NotReady", func() error {
+			n, err := cs.CoreV1().Nodes().Get(ctx, down, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if s := nodeCondition(n, "Ready"); s != corev1.ConditionUnknown {
+				return fmt.Errorf("Ready is %s", s)
+			}
+			return nil
+		})
+	})
+
+	t.Run("clear restores", func(t *testing.T) {
+		if r := ghostfleet(t, ctx, "fault", "clear", "--all", "--name", faultCluster, "--results-dir", resultsDir); r.code != 0 {
+			t.Fatalf("clear: %s", r.errOut)
+		}
+		eventually(t, ctx, "every node healthy again", func() error {
+			nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			for i := range nodes.Items {
+				n := &nodes.Items[i]
+				gpus := n.Status.Allocatable[fleet.ResourceGPU]
+				if nodeCondition(n, "GpuXidProblem") == corev1.ConditionTrue || gpuTainted(n) || gpus.Value() != 8 || !fleet.NodeReady(n) {
+					return fmt.Errorf("node %s: GpuXidProblem %s, taint %v, GPUs %s, Ready %v", n.Name, nodeCondition(n, "GpuXidProblem"), gpuTainted(n), gpus.String(), fleet.NodeReady(n))
+				}
+				if faulted[n.Name] && nodeCondition(n, "GpuXidProblem") != corev1.ConditionFalse {
+					return fmt.Errorf("node %s: GpuXidProblem %q, want False", n.Name, nodeCondition(n, "GpuXidProblem"))
+				}
+			}
+			return nil
+		})
+		matches, _ := filepath.Glob(filepath.Join(resultsDir, "fault-*", "run.json"))
+		if len(matches) != 4 {
+			t.Errorf("fault records %v, want 4 (gpu-xid, pod-exit, node-down, clear)", matches)
+		}
+	})
+
+	t.Run("snapshot marks the faults", func(t *testing.T) {
+		r := ghostfleet(t, ctx, "snapshot", "--since", "15m", "--name", faultCluster, "--results-dir", resultsDir)
+		if r.code != 0 {
+			t.Fatalf("snapshot: %s", r.errOut)
+		}
+		snaps, _ := filepath.Glob(filepath.Join(resultsDir, "snapshot-*"))
+		if len(snaps) != 1 {
+			t.Fatalf("snapshots %v", snaps)
+		}
+		run, _, _, err := results.LoadSnapshot(snaps[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		faults := 0
+		for _, r := range run.Runs {
+			if r.Kind == fault.RecordKind {
+				faults++
+			}
+		}
+		if faults != 4 {
+			t.Errorf("snapshot holds %d fault runs, want 4", faults)
+		}
+	})
+
+	t.Run("restore returns to the saved state", func(t *testing.T) {
+		if r := ghostfleet(t, ctx, "nodes", "60", "--name", faultCluster); r.code != 0 {
+			t.Fatalf("nodes 60: %s", r.errOut)
+		}
+		if r := ghostfleet(t, ctx, "restore", "clean-fleet", "--name", faultCluster, "--results-dir", resultsDir); r.code != 0 {
+			t.Fatalf("restore: %s", r.errOut)
+		}
+		got, err := fleet.CountObjects(ctx, cs)
+		if err != nil || got.Nodes != saved.Nodes || got.Pods != saved.Pods || got.Namespaces != saved.Namespaces {
+			t.Errorf("after restore %+v (%v), saved %+v", got, err, saved)
+		}
+		st := statusOf(t, ctx, faultCluster)
+		if st.Nodes.Ready != 50 {
+			t.Errorf("after restore %d of 50 nodes Ready", st.Nodes.Ready)
+		}
+		// The fleet still works: a load runs. (kwok restarted by kwokctl
+		// during the restore once left new pods Pending for 2.5 minutes:
+		// the timeout bounds that, not the fleet's speed.)
+		if r := ghostfleet(t, ctx, "load", "10", "1", "--namespace", "gf-after", "--timeout", "90s", "--name", faultCluster, "--results-dir", resultsDir); r.code != 0 {
+			t.Errorf("load after restore: %s", r.errOut)
+		}
+	})
+}
+
+func assertNoPodOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, nodes map[string]bool) {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if nodes[p.Spec.NodeName] {
+			t.Errorf("pod %s/%s landed on faulted node %s", p.Namespace, p.Name, p.Spec.NodeName)
+		}
+	}
+}
+
+func countPhase(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string, phase corev1.PodPhase) int {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == phase {
+			n++
+		}
+	}
+	return n
+}
