@@ -54,7 +54,7 @@ func (o *restoreOptions) run(ctx context.Context, id string) error {
 	if _, _, err := state.Find(o.resultsDir, id); err != nil {
 		return err
 	}
-	p := newPrinter(o.streams.ErrOut, o.verbose)
+	p := o.streams.printer(o.verbose)
 	defer p.Close()
 	tools, err := o.snapshotTools(ctx, o.name, true, p)
 	if err != nil {

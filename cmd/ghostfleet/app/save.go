@@ -67,7 +67,7 @@ func (o *saveOptions) run(ctx context.Context, args []string) error {
 	if err := state.ValidateName(name); err != nil {
 		return err
 	}
-	p := newPrinter(o.streams.ErrOut, o.verbose)
+	p := o.streams.printer(o.verbose)
 	defer p.Close()
 	tools, err := o.snapshotTools(ctx, o.name, false, p)
 	if err != nil {

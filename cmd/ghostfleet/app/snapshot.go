@@ -192,7 +192,7 @@ func (o *snapshotOptions) sampleDirect(ctx context.Context, why string, opts *re
 	for i, e := range endpoints {
 		jobs[i] = e.Job
 	}
-	p := newPrinter(o.streams.ErrOut, false)
+	p := o.streams.printer(false)
 	defer p.Close()
 	if why != "" {
 		p.Report(progress.Event{Kind: progress.Warn, Message: why + ": sampling the components' /metrics directly instead"})
