@@ -574,7 +574,7 @@ func (m *Model) render() string {
 
 	left := m.mapPane(mw, topH)
 	right := lipgloss.JoinVertical(lipgloss.Left,
-		box(m.th, "Allocation", renderAllocation(m.th, m.fleet, rw-4), rw, allocH),
+		box(m.th, "Allocation", renderAllocation(m.th, m.fleet, m.met.GPUUtil, rw-4), rw, allocH),
 		box(m.th, "Activity", m.activity(rw-4, actH-3), rw, actH))
 	top := joinH(left, right)
 

@@ -41,18 +41,23 @@ func bar(th Theme, frac float64, w int) string {
 }
 
 // renderAllocation is the allocation pane's content.
-func renderAllocation(th Theme, v FleetView, w int) string {
+func renderAllocation(th Theme, v FleetView, gpuUtil []float64, w int) string {
 	frac := 0.0
 	if v.GPUs > 0 {
 		frac = float64(v.GPUsUsed) / float64(v.GPUs)
 	}
+	util := ""
+	if len(gpuUtil) > 0 {
+		util = th.Dim.Render(fmt.Sprintf(" · util %.0f%%", gpuUtil[len(gpuUtil)-1]))
+	}
 	lines := []string{
-		fmt.Sprintf("%s %s / %s  %s", th.Bold.Render("GPUs"), thousands(v.GPUsUsed), thousands(v.GPUs), th.Bold.Render(fmt.Sprintf("%.0f%%", 100*frac))),
+		fmt.Sprintf("%s %s / %s  %s%s", th.Bold.Render("GPUs"), thousands(v.GPUsUsed), thousands(v.GPUs), th.Bold.Render(fmt.Sprintf("%.0f%%", 100*frac)), util),
 		bar(th, frac, w),
 		fmt.Sprintf("%s %s ready%s%s", th.Bold.Render("Nodes"), thousands(int64(v.Ready)),
 			warnIf(th, v.NotReady, " · %s NotReady"), warnIf(th, v.Faulted, " · %s faulted")),
-		fmt.Sprintf("%s %s running · %s pending%s · %s done%s", th.Bold.Render("Pods"), thousands(int64(v.Running)), thousands(int64(v.Pending)),
-			parenIf(v.Unscheduled, " (%s unscheduled)"), thousands(int64(v.Succeeded)), warnIf(th, v.Failed, " · %s failed")),
+		// Failed pods matter more than finished ones: they come first.
+		fmt.Sprintf("%s %s running · %s pending%s%s%s", th.Bold.Render("Pods"), thousands(int64(v.Running)), thousands(int64(v.Pending)),
+			parenIf(v.Unscheduled, " (%s unscheduled)"), warnIf(th, v.Failed, " · %s failed"), parenIf(v.Succeeded, " · %s done")),
 	}
 	return strings.Join(lines, "\n")
 }

@@ -22,6 +22,9 @@ type MetricsView struct {
 	Throughput []float64 // pods/s scheduled
 	Rejected   []float64 // APF rejections/s, all priority levels
 	EtcdBytes  []float64
+	// GPUUtil is the fleet's mean DCGM GPU utilisation in percent, on
+	// fleets whose nodes serve DCGM series (up --dcgm).
+	GPUUtil []float64
 }
 
 // Sparkline queries come from the catalog, so the console, snapshots and
@@ -31,6 +34,7 @@ var (
 	queryThroughput = mustLookup("scheduler-throughput")
 	queryRejected   = mustLookup("apf-rejected")
 	queryEtcdSize   = mustLookup("etcd-db-size")
+	queryGPUUtil    = mustLookup("gpu-util")
 )
 
 func mustLookup(id string) metrics.Query {
@@ -59,6 +63,7 @@ func FetchMetrics(ctx context.Context, src RangeSource, window, step time.Durati
 	v.Throughput = sumSeries(get(queryThroughput))
 	v.Rejected = sumSeries(get(queryRejected))
 	v.EtcdBytes = sumSeries(get(queryEtcdSize))
+	v.GPUUtil = sumSeries(get(queryGPUUtil))
 	return v
 }
 

@@ -79,6 +79,7 @@ func sampleMetrics() MetricsView {
 		},
 		Throughput: ramp(40, func(i int) float64 { return float64(i * 2) }),
 		EtcdBytes:  ramp(40, func(i int) float64 { return float64(50<<20 + i<<20) }),
+		GPUUtil:    ramp(40, func(i int) float64 { return 47 }),
 	}
 }
 

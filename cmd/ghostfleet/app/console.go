@@ -19,6 +19,7 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/cl2"
+	"github.com/ghostfleet/ghostfleet/fleet/fault"
 	"github.com/ghostfleet/ghostfleet/metrics"
 	"github.com/ghostfleet/ghostfleet/results"
 	"github.com/ghostfleet/ghostfleet/tui"
@@ -245,6 +246,16 @@ func sloCounts(out string) string {
 	return "SLOs: " + strings.Join(parts, ", ")
 }
 
+// faultArgs turns the fault form into `ghostfleet fault` arguments: node
+// faults take --nodes, pod-exit and clear take their flags.
+func faultArgs(v []string) []string {
+	args := []string{"fault", v[0]}
+	if info, err := fault.LookupKind(v[0]); err == nil && info.Scope == "nodes" {
+		args = append(args, "--nodes", v[1])
+	}
+	return append(args, strings.Fields(v[2])...)
+}
+
 // nothing is the summary of commands whose result is their folder.
 func nothing(string) string { return "" }
 
@@ -325,7 +336,14 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 				return []string{"cl2", "--config", v[0], "--pods-per-node", v[1], "--throughput", v[2]}
 			}),
 		},
-		tui.ActFaults: {Name: "Faults", Unavailable: "f: GPU fault injection is not available yet in this build"},
+		tui.ActFaults: {
+			Name: "Fault",
+			Fields: []tui.Field{f("fault", string(fault.GPUXid), strings.Join(append(fault.KindNames(), "clear"), ", ")),
+				f("nodes", "5", "node faults: how many"),
+				{Label: "flags", Help: "e.g. --xid 48 · --exit-code 3 -n gf-load --delay 10s --jitter 20s · --all", Optional: true}},
+			Describe: func(v []string) string { return "fault " + v[0] },
+			Run:      o.command(lineWith(""), faultArgs),
+		},
 	}
 	if _, _, err := cl2.Find(""); err != nil {
 		a := acts[tui.ActCL2]
