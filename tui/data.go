@@ -6,10 +6,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
 )
 
 // gpuResource is the extended resource the fleet's GPUs are counted in.
-const gpuResource corev1.ResourceName = "nvidia.com/gpu"
+const gpuResource = fleet.ResourceGPU
+
+// podGPUs is the pod's GPU request as the scheduler counts it.
+var podGPUs = fleet.PodGPUs
 
 // FleetView is one immutable picture of the fleet for the map and the
 // allocation pane, computed off the UI goroutine.
@@ -141,27 +146,4 @@ func BuildFleetView(nodes []*corev1.Node, pods []*corev1.Pod, at time.Time) Flee
 		v.GPUsUsed += g
 	}
 	return v
-}
-
-// podGPUs is what the scheduler counts for a pod: the larger of the sum
-// over its containers and its largest init container.
-func podGPUs(p *corev1.Pod) int64 {
-	var sum, initMax int64
-	for _, c := range p.Spec.Containers {
-		sum += gpuQuantity(c)
-	}
-	for _, c := range p.Spec.InitContainers {
-		initMax = max(initMax, gpuQuantity(c))
-	}
-	return max(sum, initMax)
-}
-
-func gpuQuantity(c corev1.Container) int64 {
-	if q, ok := c.Resources.Requests[gpuResource]; ok {
-		return q.Value()
-	}
-	if q, ok := c.Resources.Limits[gpuResource]; ok {
-		return q.Value()
-	}
-	return 0
 }

@@ -169,7 +169,8 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(waitFleet(m.cfg.Fleet), waitMetrics(m.cfg.Metrics), tick())
 }
 
-func waitFleet(ch <-chan FleetView) tea.Cmd {
+// receive reads one value of ch as a message; a closed channel ends it.
+func receive[T any](ch <-chan T, msg func(T) tea.Msg) tea.Cmd {
 	if ch == nil {
 		return nil
 	}
@@ -178,21 +179,16 @@ func waitFleet(ch <-chan FleetView) tea.Cmd {
 		if !ok {
 			return nil
 		}
-		return fleetMsg(v)
+		return msg(v)
 	}
 }
 
+func waitFleet(ch <-chan FleetView) tea.Cmd {
+	return receive(ch, func(v FleetView) tea.Msg { return fleetMsg(v) })
+}
+
 func waitMetrics(ch <-chan MetricsView) tea.Cmd {
-	if ch == nil {
-		return nil
-	}
-	return func() tea.Msg {
-		v, ok := <-ch
-		if !ok {
-			return nil
-		}
-		return metricsMsg(v)
-	}
+	return receive(ch, func(v MetricsView) tea.Msg { return metricsMsg(v) })
 }
 
 func tick() tea.Cmd { return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) }) }
