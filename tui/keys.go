@@ -14,21 +14,24 @@ func newKeyMap() keyMap {
 	b := func(keys, help, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys), key.WithHelp(help, desc))
 	}
+	// Action keys come from the same constants the actions are looked up
+	// by, so the help cannot name a key that does something else.
+	act := func(k ActionKey, desc string) key.Binding { return b(string(k), string(k), desc) }
 	return keyMap{
-		Nodes:        b("n", "n", "nodes"),
-		Load:         b("l", "l", "load"),
-		Churn:        b("c", "c", "churn"),
-		ChurnLimited: b("C", "C", "churn-limited"),
-		Train:        b("t", "t", "training jobs"),
-		CL2:          b("b", "b", "CL2 run"),
-		Faults:       b("f", "f", "faults"),
-		Snapshot:     b("s", "s", "snapshot"),
-		Report:       b("r", "r", "report"),
+		Nodes:        act(ActNodes, "nodes"),
+		Load:         act(ActLoad, "load"),
+		Churn:        act(ActChurn, "churn"),
+		ChurnLimited: act(ActChurnLimited, "churn-limited"),
+		Train:        act(ActTrain, "training jobs"),
+		CL2:          act(ActCL2, "CL2 run"),
+		Faults:       act(ActFaults, "faults"),
+		Snapshot:     act(ActSnapshot, "snapshot"),
+		Report:       act(ActReport, "report"),
 		Faster:       key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+/-", "churn rate")),
 		Slower:       key.NewBinding(key.WithKeys("-", "_")),
 		Verb:         b("v", "v", "API verb"),
 		Cancel:       b("esc", "esc", "cancel run"),
-		Unload:       b("x", "x", "remove workloads"),
+		Unload:       act(ActUnload, "remove workloads"),
 		Help:         b("?", "?", "all keys"),
 		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}

@@ -200,7 +200,12 @@ func relay(r *run) tea.Cmd {
 		case msg := <-r.msgs:
 			return msg
 		case <-r.done:
-			return nil
+			select { // reports sent just before the end still count
+			case msg := <-r.msgs:
+				return msg
+			default:
+				return nil
+			}
 		}
 	}
 }
@@ -318,8 +323,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if m.confirm != nil {
 		c := m.confirm
 		m.confirm = nil
-		switch msg.String() {
-		case "y", "Y", "enter", "q":
+		switch k := msg.String(); {
+		case k == "y" || k == "Y" || k == "enter", k == "q" && c.quit:
 			return c.yes()
 		}
 		return nil
@@ -438,8 +443,13 @@ func (m *Model) finish(d runDone) tea.Cmd {
 }
 
 func (m *Model) changeRate(up bool) {
-	r := m.current()
-	if r == nil || r.rate == nil {
+	var r *run
+	for i := len(m.runs) - 1; i >= 0 && r == nil; i-- {
+		if !m.runs[i].finished && m.runs[i].rate != nil {
+			r = m.runs[i]
+		}
+	}
+	if r == nil {
 		m.say("+/- change a running churn's rate: start one with c")
 		return
 	}
@@ -548,12 +558,12 @@ func (m *Model) render() string {
 
 	cols, plot := 2, 2
 	switch {
-	case h >= 28:
-		plot = 3
 	case h >= 44:
 		plot = 7
 	case h >= 32:
 		plot = 5
+	case h >= 28:
+		plot = 3
 	}
 	if w >= 150 {
 		cols = 4
@@ -708,10 +718,10 @@ func (m *Model) activity(w, h int) string {
 		}
 		mark, style := "✓", m.th.Good
 		switch {
+		case r.cancelled: // what a cancelled command says is its error
+			mark, style = "■", m.th.Warn
 		case r.err != nil:
 			mark, style = "✗", m.th.Bad
-		case r.cancelled:
-			mark, style = "■", m.th.Warn
 		}
 		lines = append(lines, style.Render(mark)+" "+r.name+m.th.Dim.Render(" · "+duration(r.ended.Sub(r.started))))
 		switch {

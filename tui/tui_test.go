@@ -181,7 +181,7 @@ func run1(cmd tea.Cmd) []tea.Msg {
 		default:
 			return []tea.Msg{msg}
 		}
-	case <-time.After(2 * time.Second): // a tick or a relay with nothing left
+	case <-time.After(30 * time.Second): // a safety net: no command here blocks for long
 		return nil
 	}
 }
@@ -230,7 +230,6 @@ func TestActionFormRunsWithValuesAndReportsProgress(t *testing.T) {
 	drive(t, m, tea.KeyMsg{Type: tea.KeyTab})
 	drive(t, m, tea.KeyMsg{Type: tea.KeyBackspace})
 	drive(t, m, keys("2"))
-	go func() { time.Sleep(100 * time.Millisecond); close(release) }()
 	// enter starts the run; the relay delivers its events as messages.
 	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	if m.form != nil || len(m.runs) != 1 {
@@ -240,6 +239,7 @@ func TestActionFormRunsWithValuesAndReportsProgress(t *testing.T) {
 	if !strings.Contains(frame, "running: load 8000×2") {
 		t.Errorf("header does not show the run:\n%s", frame)
 	}
+	close(release)
 	for _, msg := range run1(cmd) {
 		drive(t, m, msg)
 	}
@@ -287,6 +287,13 @@ func TestEscCancelsTheCurrentRunAndRateKeysChangeIt(t *testing.T) {
 	if rc.rate != 100 || !strings.Contains(m.notice, "too fast") {
 		t.Errorf("a refused rate: rate %g notice %q", rc.rate, m.notice)
 	}
+	// A snapshot started after the churn does not take the rate keys.
+	m.runs = append(m.runs, &run{id: 2, name: "snapshot", cancel: func() {}, progress: -1})
+	drive(t, m, keys("-"))
+	if rc.rate != 90 {
+		t.Errorf("- with a later snapshot active set rate %g, want 90", rc.rate)
+	}
+	m.runs = m.runs[:1]
 	drive(t, m, tea.KeyMsg{Type: tea.KeyEsc})
 	if !cancelled || !m.runs[0].cancelled {
 		t.Error("esc did not cancel the run")
@@ -340,8 +347,10 @@ func TestConfirmedActionAsksFirst(t *testing.T) {
 	m := New(cfg)
 	drive(t, m, keys("x"))
 	drive(t, m, keys("n"))
-	if ran {
-		t.Fatal("unload ran without a yes")
+	drive(t, m, keys("x"))
+	drive(t, m, keys("q")) // leaving the question is not a yes
+	if ran || m.quitting {
+		t.Fatalf("unload ran without a yes (ran %v, quitting %v)", ran, m.quitting)
 	}
 	drive(t, m, keys("x"))
 	drive(t, m, keys("y"))

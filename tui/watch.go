@@ -47,8 +47,8 @@ func WatchFleet(ctx context.Context, cs kubernetes.Interface, interval time.Dura
 		ps, _ := pods.Lister().List(labels.Everything())
 		return BuildFleetView(ns, ps, time.Now())
 	}
+	dirty.Store(false) // a change during the first build redraws again
 	out <- build()
-	dirty.Store(false)
 	go func() {
 		defer close(out)
 		defer f.Shutdown()

@@ -230,14 +230,18 @@ func Run(ctx context.Context, o Options) (results.Record, string, error) {
 	if err != nil {
 		return results.Record{}, "", err
 	}
+	// Until clusterloader starts, a failure leaves no folder behind: a
+	// run folder always has its run.json.
 	reportDir := filepath.Join(dir, ReportDirName)
 	if err := os.MkdirAll(reportDir, 0o755); err != nil {
-		return results.Record{}, dir, err
+		os.RemoveAll(dir)
+		return results.Record{}, "", err
 	}
 	if len(o.Set) > 0 {
 		f, err := writeOverrides(dir, o.Set)
 		if err != nil {
-			return results.Record{}, dir, err
+			os.RemoveAll(dir)
+			return results.Record{}, "", err
 		}
 		o.Overrides = append(append([]string{}, o.Overrides...), f)
 	}
@@ -252,7 +256,8 @@ func Run(ctx context.Context, o Options) (results.Record, string, error) {
 
 	logFile, err := os.Create(filepath.Join(dir, LogName))
 	if err != nil {
-		return rec, dir, err
+		os.RemoveAll(dir)
+		return results.Record{}, "", err
 	}
 	log := io.Writer(logFile)
 	if o.Log != nil {

@@ -73,7 +73,7 @@ func clear(ctx context.Context, c Clients, kinds []Kind, res *Result) error {
 				marked = append(marked, n.Name)
 			}
 		}
-		err := forEach(ctx, len(marked), func(ctx context.Context, i int) error {
+		_, err := forEach(ctx, len(marked), func(ctx context.Context, i int) error {
 			return updateNode(ctx, c.Kube, marked[i], func(n *corev1.Node) { unmark(n, string(kind)) })
 		})
 		res.Cleared[kind] = len(marked)
@@ -139,7 +139,7 @@ func clearPods(ctx context.Context, c Clients, kind string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	err = forEach(ctx, len(pending), func(ctx context.Context, i int) error {
+	_, err = forEach(ctx, len(pending), func(ctx context.Context, i int) error {
 		p := pending[i]
 		_, err := c.Kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, mergePatch, patch, metav1.PatchOptions{})
 		if apierrors.IsNotFound(err) {
@@ -167,7 +167,7 @@ func metadataPatch(labels, annotations map[string]any) ([]byte, error) {
 // forEach runs fn for i in [0,n) on a few goroutines and returns the first
 // error; the rest still run, so a failure leaves as little half-done as
 // the API allows.
-func forEach(ctx context.Context, n int, fn func(context.Context, int) error) error {
+func forEach(ctx context.Context, n int, fn func(context.Context, int) error) ([]bool, error) {
 	const workers = 16
 	var (
 		next     atomic.Int64
@@ -175,6 +175,7 @@ func forEach(ctx context.Context, n int, fn func(context.Context, int) error) er
 		once     sync.Once
 		wg       sync.WaitGroup
 	)
+	done := make([]bool, n) // each index is written by one worker only
 	for w := 0; w < min(workers, n); w++ {
 		wg.Add(1)
 		go func() {
@@ -186,6 +187,8 @@ func forEach(ctx context.Context, n int, fn func(context.Context, int) error) er
 				}
 				if err := fn(ctx, i); err != nil {
 					once.Do(func() { firstErr = err })
+				} else {
+					done[i] = true
 				}
 			}
 		}()
@@ -194,5 +197,5 @@ func forEach(ctx context.Context, n int, fn func(context.Context, int) error) er
 	if firstErr == nil && ctx.Err() != nil && n > 0 {
 		firstErr = ctx.Err()
 	}
-	return firstErr
+	return done, firstErr
 }

@@ -373,7 +373,7 @@ func applyNodes(ctx context.Context, c Clients, spec Spec) (Result, error) {
 		}
 	}
 	_, taint := fleet.LookupConditionFault(kind)
-	err = forEach(ctx, len(chosen), func(ctx context.Context, i int) error {
+	done, err := forEach(ctx, len(chosen), func(ctx context.Context, i int) error {
 		return updateNode(ctx, c.Kube, chosen[i], func(n *corev1.Node) {
 			if n.Labels == nil {
 				n.Labels = map[string]string{}
@@ -390,7 +390,12 @@ func applyNodes(ctx context.Context, c Clients, spec Spec) (Result, error) {
 			}
 		})
 	})
-	res.Nodes = chosen
+	// An interrupted or failed marking records only the nodes it marked.
+	for i, name := range chosen {
+		if done[i] {
+			res.Nodes = append(res.Nodes, name)
+		}
+	}
 	if err != nil {
 		return res, fmt.Errorf("marking %d nodes: %w (`ghostfleet fault clear %s` undoes what was done)", len(chosen), err, kind)
 	}
@@ -514,7 +519,7 @@ func applyPods(ctx context.Context, c Clients, spec Spec, now time.Time) (Result
 	if err != nil {
 		return res, err
 	}
-	err = forEach(ctx, len(pods), func(ctx context.Context, i int) error {
+	done, err := forEach(ctx, len(pods), func(ctx context.Context, i int) error {
 		p := pods[i]
 		_, err := c.Kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, mergePatch, patch, metav1.PatchOptions{})
 		if apierrors.IsNotFound(err) {
@@ -522,9 +527,14 @@ func applyPods(ctx context.Context, c Clients, spec Spec, now time.Time) (Result
 		}
 		return err
 	})
-	res.Pods = len(pods)
-	for i := 0; i < len(pods) && i < maxPodNames; i++ {
-		res.PodNames = append(res.PodNames, pods[i].Namespace+"/"+pods[i].Name)
+	for i, p := range pods {
+		if !done[i] {
+			continue
+		}
+		res.Pods++
+		if len(res.PodNames) < maxPodNames {
+			res.PodNames = append(res.PodNames, p.Namespace+"/"+p.Name)
+		}
 	}
 	if err != nil {
 		return res, fmt.Errorf("marking %d pods: %w (`ghostfleet fault clear pod-exit` cancels the marked ones that have not failed yet)", len(pods), err)

@@ -276,7 +276,9 @@ func TestDirectScrape(t *testing.T) {
 		if run.Source != metrics.DirectSourceName || !strings.Contains(run.Note, "not --since") || run.Fleet.Nodes != 100 {
 			t.Errorf("run.json: source %q, note %q, fleet %+v", run.Source, run.Note, run.Fleet)
 		}
-		if w := run.Window.End.Sub(run.Window.Start); w < 29*time.Second || w > 40*time.Second {
+		// The window is the sampling period: 30s from the first scrape to
+		// the last (later when scrapes are slow; never shorter).
+		if w := run.Window.End.Sub(run.Window.Start); w < 29*time.Second {
 			t.Errorf("window %s, want the 30s sampling period", w)
 		}
 		var verdicts []results.Verdict

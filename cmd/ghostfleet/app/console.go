@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -45,8 +44,9 @@ latency p99, scheduler throughput, APF rejections and etcd's database size
 with their SLO lines, and the runs in progress. ` + "`ghostfleet`" + ` alone opens it.
 
 Keys start the same runs as the subcommands (l load, c churn, C
-churn-limited, t training jobs, n nodes, s snapshot, r report, x remove
-workloads), recorded the same way under results/; +/- change a running
+churn-limited, t training jobs, n nodes, b ClusterLoader2, f faults,
+s snapshot, r report, x remove workloads), recorded the same way under
+results/; +/- change a running
 churn's rate, esc cancels the current run, ? lists every key, q quits.
 
 With --once, or when standard output is not a terminal, it prints one frame
@@ -73,7 +73,7 @@ func (o *consoleOptions) addFlags(cmd *cobra.Command) {
 func (o *consoleOptions) run(ctx context.Context) error {
 	once := o.once || !isTerminal(o.streams.Out)
 	if o.width < 0 || o.height < 0 {
-		return fmt.Errorf("--width %d / --height %d: sizes must be positive", o.width, o.height)
+		return fmt.Errorf("--width %d / --height %d: sizes must be 0 (the terminal's) or more", o.width, o.height)
 	}
 	if o.refresh < 100*time.Millisecond {
 		return fmt.Errorf("--refresh %s is out of range: at least 100ms", o.refresh)
@@ -117,11 +117,6 @@ func (o *consoleOptions) run(ctx context.Context) error {
 		return o.frame(ctx, cfg, cs, prom)
 	}
 
-	// A monitor left open for hours should stay small: collect garbage
-	// before the heap grows past what the informers' slim objects need.
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(64 << 20)
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fmt.Fprintln(o.streams.ErrOut, "listing nodes and pods…")
@@ -133,7 +128,10 @@ func (o *consoleOptions) run(ctx context.Context) error {
 	}
 	// Ctrl-C reaches the console as a key (it asks before stopping runs);
 	// SIGTERM stops the runs, lets them record, then quits.
-	p := tea.NewProgram(tui.New(cfg), tea.WithAltScreen(), tea.WithInput(o.streams.In), tea.WithOutput(o.streams.Out))
+	// Bubble Tea's own handler would quit on SIGTERM before the runs
+	// recorded; the context's handler routes it through Shutdown instead.
+	p := tea.NewProgram(tui.New(cfg), tea.WithAltScreen(), tea.WithoutSignalHandler(),
+		tea.WithInput(o.streams.In), tea.WithOutput(o.streams.Out))
 	stop := context.AfterFunc(ctx, func() { p.Send(tui.Shutdown()) })
 	defer stop()
 	_, err = p.Run()

@@ -122,7 +122,7 @@ func Main(streams Streams, args []string) int {
 	// client-go logs through klog; what matters reaches the user as errors,
 	// and a cancelled request's "context canceled" lines are only noise.
 	klog.SetLogger(logr.Discard())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	return Run(ctx, streams, args)
 }
