@@ -317,7 +317,7 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 		tui.ActReport: {
 			Name:     "Report of the latest snapshot",
 			Describe: func([]string) string { return "report" },
-			Run:      o.command(nothing, func([]string) []string { return []string{"report"} }),
+			Run:      o.command(lineWith(""), func([]string) []string { return []string{"report"} }),
 		},
 		tui.ActUnload: {
 			Name:     "Remove workloads",
