@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -72,6 +73,19 @@ type Record struct {
 	Params  any     `json:"params"`
 	Phases  []Phase `json:"phases"`
 	Result  any     `json:"result"`
+}
+
+// Outcome names how a run that returned err ended: "completed",
+// "interrupted" when ctx was cancelled, or "failed: …".
+func Outcome(ctx context.Context, err error) string {
+	switch {
+	case err == nil:
+		return "completed"
+	case ctx.Err() != nil:
+		return "interrupted"
+	default:
+		return "failed: " + err.Error()
+	}
 }
 
 // WriteRecord writes the record as run.json into a new run folder named

@@ -1,7 +1,9 @@
 package results
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,5 +31,24 @@ func TestRunDirsAreNeverReused(t *testing.T) {
 	}
 	if tmp, _ := filepath.Glob(filepath.Join(a, ".*.tmp")); len(tmp) != 0 {
 		t.Errorf("temporary files left: %v", tmp)
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{context.Background(), nil, "completed"},
+		{cancelled, context.Canceled, "interrupted"},
+		{context.Background(), errors.New("etcd is down"), "failed: etcd is down"},
+	}
+	for _, tt := range tests {
+		if got := Outcome(tt.ctx, tt.err); got != tt.want {
+			t.Errorf("Outcome(%v) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }

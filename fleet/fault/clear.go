@@ -44,14 +44,7 @@ func Clear(ctx context.Context, c Clients, kinds ...Kind) (results.Record, error
 	rec.Ended = time.Now().UTC()
 	rec.Result = res
 	rec.Phases = []results.Phase{{Name: "clear", Start: rec.Started, End: rec.Ended}}
-	switch {
-	case err == nil:
-		rec.Outcome = "completed"
-	case ctx.Err() != nil:
-		rec.Outcome = "interrupted"
-	default:
-		rec.Outcome = "failed: " + err.Error()
-	}
+	rec.Outcome = results.Outcome(ctx, err)
 	return rec, err
 }
 

@@ -270,14 +270,7 @@ func Apply(ctx context.Context, c Clients, spec Spec) (results.Record, error) {
 		rec.Ended = *res.NotAfter
 	}
 	rec.Phases = []results.Phase{{Name: string(spec.Kind), Start: rec.Started, End: rec.Ended}}
-	switch {
-	case err == nil:
-		rec.Outcome = "completed"
-	case ctx.Err() != nil:
-		rec.Outcome = "interrupted"
-	default:
-		rec.Outcome = "failed: " + err.Error()
-	}
+	rec.Outcome = results.Outcome(ctx, err)
 	return rec, err
 }
 
