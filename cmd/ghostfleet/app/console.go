@@ -254,9 +254,6 @@ func faultArgs(v []string) []string {
 	return append(args, strings.Fields(v[2])...)
 }
 
-// nothing is the summary of commands whose result is their folder.
-func nothing(string) string { return "" }
-
 // folderIn finds the results folder a command named in its output.
 func folderIn(out string) string {
 	for _, l := range strings.Split(out, "\n") {
