@@ -55,6 +55,36 @@ func NewRecording() *Recording {
 	return &Recording{series: map[string][]*recSeries{}, byKey: map[string]*recSeries{}, keep: keep}
 }
 
+// Forget drops every sample and scrape older than before, and series left
+// empty, so a long-running recording stays the size of its window.
+func (r *Recording) Forget(before time.Time) {
+	i := 0
+	for i < len(r.scrape) && r.scrape[i].Before(before) {
+		i++
+	}
+	r.scrape = r.scrape[i:]
+	for name, list := range r.series {
+		kept := list[:0]
+		for _, s := range list {
+			j := 0
+			for j < len(s.points) && s.points[j].t.Before(before) {
+				j++
+			}
+			s.points = s.points[j:]
+			if len(s.points) == 0 {
+				delete(r.byKey, labelKey(s.labels))
+				continue
+			}
+			kept = append(kept, s)
+		}
+		if len(kept) == 0 {
+			delete(r.series, name)
+		} else {
+			r.series[name] = kept
+		}
+	}
+}
+
 // Scrapes returns when each scrape was taken.
 func (r *Recording) Scrapes() []time.Time { return append([]time.Time(nil), r.scrape...) }
 

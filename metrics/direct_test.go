@@ -450,3 +450,32 @@ func TestAverageGroupsLikePromQL(t *testing.T) {
 		t.Errorf("avg by (node) = %v, want n1 50, n2 90", byNode)
 	}
 }
+
+func TestForgetKeepsTheWindow(t *testing.T) {
+	rec := NewRecording()
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	text := func(v int) *strings.Reader {
+		return strings.NewReader(fmt.Sprintf("# TYPE etcd_mvcc_db_total_size_in_bytes gauge\netcd_mvcc_db_total_size_in_bytes %d\n", v))
+	}
+	for i := range 4 {
+		if err := rec.AddText(t0.Add(time.Duration(i)*15*time.Second), "etcd", text(100*(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.Forget(t0.Add(30 * time.Second))
+	if got := rec.Scrapes(); len(got) != 2 || !got[0].Equal(t0.Add(30*time.Second)) {
+		t.Fatalf("scrapes after Forget: %v", got)
+	}
+	q, _ := Lookup("etcd-db-size")
+	s, err := rec.Range(context.Background(), q.PromQL, t0, t0.Add(time.Minute), 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s) != 1 || len(s[0].Points) != 2 || s[0].Points[0][1] != 300 || s[0].Points[1][1] != 400 {
+		t.Errorf("series after Forget: %+v, want 300 and 400", s)
+	}
+	rec.Forget(t0.Add(time.Hour))
+	if len(rec.byKey) != 0 || len(rec.series) != 0 {
+		t.Errorf("forgetting everything left %d series", len(rec.byKey))
+	}
+}

@@ -71,3 +71,34 @@ func TestSample(t *testing.T) {
 		t.Error("a period shorter than a step was accepted")
 	}
 }
+
+func TestLiveAnswersFromItsWindow(t *testing.T) {
+	var n atomic.Int64
+	ep := Endpoint{Job: "etcd", Fetch: func(context.Context) ([]byte, error) {
+		return fmt.Appendf(nil, "# TYPE etcd_mvcc_db_total_size_in_bytes gauge\netcd_mvcc_db_total_size_in_bytes %d\n", n.Add(1)), nil
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	window := 250 * time.Millisecond
+	live := StartLive(ctx, []Endpoint{ep}, 50*time.Millisecond, window)
+	q, _ := Lookup("etcd-db-size")
+	// Wait (without a deadline on speed) until well past one window.
+	for n.Load() < 12 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	end := time.Now()
+	s, err := live.Range(ctx, q.PromQL, end.Add(-time.Hour), end, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s) != 1 || len(s[0].Points) == 0 {
+		t.Fatalf("series %+v", s)
+	}
+	// Old scrapes were forgotten: the first value left is not the first scraped.
+	if first := s[0].Points[0][1]; first <= 1 {
+		t.Errorf("first value %g: samples older than the window were kept", first)
+	}
+	if last := s[0].Points[len(s[0].Points)-1][1]; last < 11 {
+		t.Errorf("last value %g, want the latest scrapes", last)
+	}
+}

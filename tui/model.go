@@ -22,6 +22,8 @@ type Info struct {
 	Kwok       string
 	Profile    string
 	Created    time.Time
+	// Metrics names the sparklines' source when it is not Prometheus.
+	Metrics string
 }
 
 // Config is everything the console shows and can do. The channels are fed
@@ -623,6 +625,9 @@ func (m *Model) header(w int) string {
 	}
 	if !i.Created.IsZero() {
 		parts = append(parts, "up "+duration(m.cfg.Now().Sub(i.Created)))
+	}
+	if i.Metrics != "" {
+		parts = append(parts, "metrics: "+i.Metrics)
 	}
 	var active []string
 	for _, r := range m.runs {

@@ -103,18 +103,11 @@ func (o *consoleOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var prom tui.RangeSource
-	if promURL != "" {
-		p, err := metrics.NewPrometheus(promURL)
-		if err != nil {
-			return err
-		}
-		prom = p
-	}
+	prom, why := reachablePrometheus(ctx, promURL)
 	color := os.Getenv("NO_COLOR") == "" && isTerminal(o.streams.Out)
 	cfg := tui.Config{Info: info, Theme: tui.NewTheme(color), Actions: o.actions()}
 	if once {
-		return o.frame(ctx, cfg, cs, prom)
+		return o.frame(ctx, cfg, cs, prom, why)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -123,9 +116,19 @@ func (o *consoleOptions) run(ctx context.Context) error {
 	if cfg.Fleet, err = tui.WatchFleet(ctx, cs, o.refresh); err != nil {
 		return err
 	}
-	if prom != nil {
-		cfg.Metrics = tui.PollMetrics(ctx, prom, 5*time.Second, 15*time.Minute, 15*time.Second)
+	var src tui.RangeSource = prom
+	if prom == nil {
+		// No Prometheus (stopped, or an attached cluster without one):
+		// scrape the components' /metrics ourselves, as snapshot does.
+		eps, err := fleet.MetricsEndpoints(ctx, t)
+		if err != nil {
+			return fmt.Errorf("%s, and the components cannot be scraped directly: %w", why, err)
+		}
+		fmt.Fprintf(o.streams.ErrOut, "%s: scraping the components' /metrics directly\n", why)
+		src = metrics.StartLive(ctx, eps, 15*time.Second, 15*time.Minute)
+		cfg.Info.Metrics = "direct scrape"
 	}
+	cfg.Metrics = tui.PollMetrics(ctx, src, 5*time.Second, 15*time.Minute, 15*time.Second)
 	// Ctrl-C reaches the console as a key (it asks before stopping runs);
 	// SIGTERM stops the runs, lets them record, then quits.
 	// Bubble Tea's own handler would quit on SIGTERM before the runs
@@ -138,8 +141,23 @@ func (o *consoleOptions) run(ctx context.Context) error {
 	return err
 }
 
+// reachablePrometheus returns the Prometheus at url if it answers, or why not.
+func reachablePrometheus(ctx context.Context, url string) (*metrics.Prometheus, string) {
+	if url == "" {
+		return nil, "no Prometheus (pass --prometheus-url)"
+	}
+	p, err := metrics.NewPrometheus(url)
+	if err == nil {
+		_, err = p.Targets(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("Prometheus at %s does not answer", url)
+	}
+	return p, ""
+}
+
 // frame prints one frame of the console.
-func (o *consoleOptions) frame(ctx context.Context, cfg tui.Config, cs kubernetes.Interface, prom tui.RangeSource) error {
+func (o *consoleOptions) frame(ctx context.Context, cfg tui.Config, cs kubernetes.Interface, prom *metrics.Prometheus, why string) error {
 	w, h := o.width, o.height
 	if f, ok := o.streams.Out.(*os.File); ok && (w == 0 || h == 0) {
 		if tw, th, err := term.GetSize(int(f.Fd())); err == nil {
@@ -155,7 +173,7 @@ func (o *consoleOptions) frame(ctx context.Context, cfg tui.Config, cs kubernete
 	if err != nil {
 		return fmt.Errorf("listing pods: %w", err)
 	}
-	var met tui.MetricsView
+	met := tui.MetricsView{Err: why}
 	if prom != nil {
 		met = tui.FetchMetrics(ctx, prom, 15*time.Minute, 15*time.Second)
 	}

@@ -122,6 +122,9 @@ func Main(streams Streams, args []string) int {
 	// client-go logs through klog; what matters reaches the user as errors,
 	// and a cancelled request's "context canceled" lines are only noise.
 	klog.SetLogger(logr.Discard())
+	// `ghostfleet up | head -1` must not kill a half-made cluster: with
+	// SIGPIPE ignored a closed pipe fails writes, and the work finishes.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	return Run(ctx, streams, args)
