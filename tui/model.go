@@ -281,7 +281,7 @@ func (m *Model) run(id int) *run {
 	return nil
 }
 
-// current is the run esc and +/- act on: the latest one still active.
+// current is the run esc cancels: the latest one still active.
 func (m *Model) current() *run {
 	for i := len(m.runs) - 1; i >= 0; i-- {
 		if !m.runs[i].finished {
