@@ -2,7 +2,8 @@ package tui
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/metrics"
@@ -113,11 +114,7 @@ func sumSeries(ss []metrics.Series) []float64 {
 			at[p[0]] += p[1]
 		}
 	}
-	ts := make([]float64, 0, len(at))
-	for t := range at {
-		ts = append(ts, t)
-	}
-	sort.Float64s(ts)
+	ts := slices.Sorted(maps.Keys(at))
 	out := make([]float64, len(ts))
 	for i, t := range ts {
 		out[i] = at[t]

@@ -3,6 +3,7 @@ package fault
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -96,11 +97,7 @@ var Xids = map[int]struct {
 }
 
 func xidList() string {
-	ids := make([]int, 0, len(Xids))
-	for id := range Xids {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
+	ids := slices.Sorted(maps.Keys(Xids))
 	s := make([]string, len(ids))
 	for i, id := range ids {
 		s[i] = strconv.Itoa(id)
