@@ -6,7 +6,7 @@ import "github.com/charmbracelet/bubbles/key"
 // help, `?` the full one.
 type keyMap struct {
 	Nodes, Load, Churn, ChurnLimited, Train, CL2, Faults key.Binding
-	Snapshot, Report, Faster, Slower, Verb, Cancel       key.Binding
+	Snapshot, Report, Faster, Slower, SLOClass, Cancel   key.Binding
 	Unload, Help, Quit                                   key.Binding
 }
 
@@ -29,7 +29,7 @@ func newKeyMap() keyMap {
 		Report:       act(ActReport, "report"),
 		Faster:       key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+/-", "churn rate")),
 		Slower:       key.NewBinding(key.WithKeys("-", "_")),
-		Verb:         b("v", "v", "API verb"),
+		SLOClass:     b("v", "v", "API SLO class"),
 		Cancel:       b("esc", "esc", "cancel run"),
 		Unload:       act(ActUnload, "remove workloads"),
 		Help:         b("?", "?", "all keys"),
@@ -47,6 +47,6 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Nodes, k.Load, k.Churn, k.ChurnLimited, k.Train},
 		{k.CL2, k.Faults, k.Unload, k.Snapshot, k.Report},
-		{k.Faster, k.Verb, k.Cancel, k.Help, k.Quit},
+		{k.Faster, k.SLOClass, k.Cancel, k.Help, k.Quit},
 	}
 }

@@ -65,7 +65,7 @@ type Model struct {
 	fleet     FleetView
 	haveFleet bool
 	met       MetricsView
-	verb      string
+	class     int // the API sparkline's SLO class, an index of sloClasses
 
 	runs   []*run
 	nextID int
@@ -163,7 +163,7 @@ func New(cfg Config) *Model {
 	h.Styles.ShortKey, h.Styles.FullKey = cfg.Theme.Key, cfg.Theme.Key
 	h.Styles.ShortDesc, h.Styles.FullDesc = cfg.Theme.Footer, cfg.Theme.Footer
 	h.Styles.ShortSeparator, h.Styles.FullSeparator = cfg.Theme.Dim, cfg.Theme.Dim
-	return &Model{cfg: cfg, th: cfg.Theme, keys: newKeyMap(), help: h, verb: "POST", w: MinWidth, h: MinHeight, dirty: true}
+	return &Model{cfg: cfg, th: cfg.Theme, keys: newKeyMap(), help: h, w: MinWidth, h: MinHeight, dirty: true}
 }
 
 // Init starts the relays from the data channels and the clock.
@@ -233,11 +233,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, waitFleet(m.cfg.Fleet)
 	case metricsMsg:
 		m.met, m.dirty = MetricsView(msg), true
-		if _, ok := m.met.P99[m.verb]; !ok {
-			if vs := verbs(m.met); len(vs) > 0 {
-				m.verb = vs[0]
-			}
-		}
 		return m, waitMetrics(m.cfg.Metrics)
 	case tickMsg:
 		m.dirty = true // uptime and elapsed times
@@ -357,14 +352,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Faster), key.Matches(msg, k.Slower):
 		m.changeRate(key.Matches(msg, k.Faster))
-	case key.Matches(msg, k.Verb):
-		vs := verbs(m.met)
-		for i, v := range vs {
-			if v == m.verb {
-				m.verb = vs[(i+1)%len(vs)]
-				break
-			}
-		}
+	case key.Matches(msg, k.SLOClass):
+		m.class = (m.class + 1) % len(sloClasses)
 	default:
 		return m.action(ActionKey(msg.String()))
 	}
@@ -543,9 +532,6 @@ func Frame(cfg Config, fleet FleetView, met MetricsView, w, h int) string {
 	m := New(cfg)
 	m.w, m.h = w, h
 	m.fleet, m.haveFleet, m.met = fleet, true, met
-	if vs := verbs(met); len(vs) > 0 && met.P99[m.verb] == nil {
-		m.verb = vs[0]
-	}
 	return m.render()
 }
 
@@ -588,12 +574,12 @@ func (m *Model) render() string {
 
 	type sparkKey struct {
 		at         time.Time
-		verb       string
+		class      int
 		w, h, plot int
 	}
-	charts := m.sparks.get(sparkKey{m.met.At, m.verb, w, h, plot}, func() string {
+	charts := m.sparks.get(sparkKey{m.met.At, m.class, w, h, plot}, func() string {
 		var rows []string
-		sp := sparks(m.met, m.verb)
+		sp := sparks(m.met, m.class)
 		for i := 0; i < len(sp); i += cols {
 			var blocks []string
 			for j := 0; j < cols; j++ {

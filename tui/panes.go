@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -78,32 +77,34 @@ func warnIf(th Theme, n int, format string) string {
 
 // spark is one sparkline: recent values, the current one and a limit line.
 type spark struct {
-	title     string
+	title string
+	// detail follows the title when it fits (the worst series); caption
+	// is a line over the graph when there is room, detailCaption its
+	// wording when the title had no room for the detail.
+	detail, caption, detailCaption string
+
 	values    []float64
 	unit      func(float64) string
 	limit     float64 // 0: none
 	limitName string
+	noLimit   string // said in the limit's place while it is unknown
 	note      string // shown instead of a value when there is no data
 }
 
 // renderSpark draws s as a w-wide pane content of a graph h rows high.
 func renderSpark(th Theme, s spark, w, h int) (title, body string) {
-	title = s.title
 	if len(s.values) == 0 {
 		note := s.note
 		if note == "" {
 			note = "no data yet"
 		}
-		return title, th.Dim.Render(note)
+		return s.title + th.Dim.Render(s.limitText("  ")), th.Dim.Render(note)
 	}
-	cur := s.values[len(s.values)-1]
-	title += "  " + s.unit(cur)
-	if s.limit > 0 {
-		style := th.Good
-		if cur > s.limit {
-			style = th.Bad
-		}
-		title = s.title + "  " + style.Render(s.unit(cur)) + th.Dim.Render("  "+s.limitName+" "+s.unit(s.limit))
+	title, caption := sparkTitle(th, s, w)
+	if caption != "" && h >= 3 {
+		h--
+	} else {
+		caption = ""
 	}
 	series := [][]float64{s.values}
 	if s.limit > 0 {
@@ -133,7 +134,52 @@ func renderSpark(th Theme, s spark, w, h int) (title, body string) {
 	if width := w - (drawn - w/2); width >= 4 {
 		out = plot(width)
 	}
+	if caption != "" {
+		out = th.Dim.Render(caption) + "\n" + out
+	}
 	return title, out
+}
+
+// limitText is what the title says of the limit, after sep.
+func (s spark) limitText(sep string) string {
+	switch {
+	case s.limit > 0:
+		return sep + s.limitName + " " + s.unit(s.limit)
+	case s.noLimit != "":
+		return sep + s.noLimit
+	}
+	return ""
+}
+
+// sparkTitle is the title of s with values, at most w wide when it can
+// be: the detail goes to the caption when it does not fit, and the
+// spacing closes up before the limit is cut off.
+func sparkTitle(th Theme, s spark, w int) (title, caption string) {
+	cur := s.values[len(s.values)-1]
+	style := lipgloss.NewStyle()
+	if s.limit > 0 {
+		style = th.Good
+		if cur > s.limit {
+			style = th.Bad
+		}
+	}
+	fits := func(head, sep string) bool {
+		return ansi.StringWidth(head+sep+s.unit(cur)+s.limitText(sep)) <= w
+	}
+	head := s.title
+	caption = s.caption
+	if s.detail != "" {
+		if fits(head+" · "+s.detail, "  ") {
+			head += " · " + s.detail
+		} else {
+			caption = s.detailCaption
+		}
+	}
+	sep := "  "
+	if !fits(head, sep) {
+		sep = " "
+	}
+	return head + sep + style.Render(s.unit(cur)) + th.Dim.Render(s.limitText(sep)), caption
 }
 
 func flat(v float64, n int) []float64 {
@@ -146,7 +192,7 @@ func flat(v float64, n int) []float64 {
 
 func seconds(v float64) string {
 	switch {
-	case v >= 10:
+	case v >= 10, v == math.Trunc(v) && v >= 1: // an SLO of 1s, not 1.0s
 		return fmt.Sprintf("%.0fs", v)
 	case v >= 1:
 		return fmt.Sprintf("%.1fs", v)
@@ -177,25 +223,13 @@ func bytesIEC(v float64) string {
 	return fmt.Sprintf("%.1f%s", v, units[i])
 }
 
-// Limits drawn on the sparklines.
-const (
-	// sloMutating and sloList are the upstream API call latency SLOs.
-	sloMutating = 1.0
-	sloList     = 30.0
-	// throughputGoal is experiment D's churn rate: the scheduler must keep
-	// up with it.
-	throughputGoal = 200.0
-	// etcdQuota is etcd's default backend quota: past it etcd refuses
-	// writes (NOSPACE alarm).
-	etcdQuota = 2 << 30
-)
+// throughputGoal is experiment D's churn rate: the scheduler must keep up
+// with it.
+const throughputGoal = 200.0
 
-// sparks builds the four sparklines from the metrics, for API verb verb.
-func sparks(m MetricsView, verb string) []spark {
-	limit := sloMutating
-	if verb == "LIST" {
-		limit = sloList
-	}
+// sparks builds the four sparklines from the metrics, the API one for SLO
+// class class (an index of sloClasses).
+func sparks(m MetricsView, class int) []spark {
 	note := ""
 	if m.Err != "" {
 		note = "Prometheus: " + m.Err
@@ -209,22 +243,18 @@ func sparks(m MetricsView, verb string) []spark {
 		}
 		return vs
 	}
+	etcd := spark{title: "etcd DB", values: m.EtcdBytes, unit: bytesIEC, note: note}
+	if m.EtcdQuota > 0 {
+		etcd.limit, etcd.limitName = m.EtcdQuota, "quota"
+	} else {
+		etcd.noLimit = "quota unknown"
+	}
 	return []spark{
-		{title: "API p99 " + verb, values: m.P99[verb], unit: seconds, limit: limit, limitName: "SLO", note: note},
+		apiSpark(m, sloClasses[class%len(sloClasses)], note),
 		{title: "Scheduler", values: zero(m.Throughput), unit: perSecond, limit: throughputGoal, limitName: "goal", note: note},
 		{title: "APF rejected", values: zero(m.Rejected), unit: perSecond, note: note},
-		{title: "etcd DB", values: m.EtcdBytes, unit: bytesIEC, limit: etcdQuota, limitName: "quota", note: note},
+		etcd,
 	}
-}
-
-// verbs lists the verbs with data, in a stable order.
-func verbs(m MetricsView) []string {
-	out := make([]string, 0, len(m.P99))
-	for v := range m.P99 {
-		out = append(out, v)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // duration formats d the way kubectl's AGE column does.

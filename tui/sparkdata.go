@@ -18,11 +18,16 @@ type RangeSource interface {
 type MetricsView struct {
 	At  time.Time
 	Err string
-	// P99 is API call latency p99 by verb, in seconds.
-	P99        map[string][]float64
+	// API is the API call latency SLI of each SLO class, by catalog
+	// query ID (sloClasses).
+	API        map[string]APILatency
 	Throughput []float64 // pods/s scheduled
 	Rejected   []float64 // APF rejections/s, all priority levels
 	EtcdBytes  []float64
+	// EtcdQuota is the running etcd's backend quota in bytes, 0 while
+	// unknown: read, not assumed (etcd's default is 2 GiB, kwokctl
+	// starts it with 8 GiB).
+	EtcdQuota float64
 	// GPUUtil is the fleet's mean DCGM GPU utilisation in percent, on
 	// fleets whose nodes serve DCGM series (up --dcgm).
 	GPUUtil []float64
@@ -31,10 +36,10 @@ type MetricsView struct {
 // Sparkline queries come from the catalog, so the console, snapshots and
 // reports agree on what each number means.
 var (
-	queryP99        = mustLookup("apiserver-p99-by-verb")
 	queryThroughput = mustLookup("scheduler-throughput")
 	queryRejected   = mustLookup("apf-rejected")
 	queryEtcdSize   = mustLookup("etcd-db-size")
+	queryEtcdQuota  = mustLookup("etcd-quota")
 	queryGPUUtil    = mustLookup("gpu-util")
 )
 
@@ -50,7 +55,7 @@ func mustLookup(id string) metrics.Query {
 func FetchMetrics(ctx context.Context, src RangeSource, window, step time.Duration) MetricsView {
 	end := time.Now()
 	start := end.Add(-window)
-	v := MetricsView{At: end, P99: map[string][]float64{}}
+	v := MetricsView{At: end, API: map[string]APILatency{}}
 	get := func(q metrics.Query) []metrics.Series {
 		s, err := src.Range(ctx, q.PromQL, start, end, step)
 		if err != nil && v.Err == "" {
@@ -58,12 +63,15 @@ func FetchMetrics(ctx context.Context, src RangeSource, window, step time.Durati
 		}
 		return s
 	}
-	for _, s := range get(queryP99) {
-		v.P99[s.Labels["verb"]] = values(s)
+	for _, c := range sloClasses {
+		v.API[c.query.ID] = worstOf(get(c.query))
 	}
 	v.Throughput = sumSeries(get(queryThroughput))
 	v.Rejected = sumSeries(get(queryRejected))
 	v.EtcdBytes = sumSeries(get(queryEtcdSize))
+	if q := sumSeries(get(queryEtcdQuota)); len(q) > 0 {
+		v.EtcdQuota = q[len(q)-1]
+	}
 	v.GPUUtil = sumSeries(get(queryGPUUtil))
 	return v
 }

@@ -5,19 +5,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden frames")
@@ -71,14 +73,27 @@ func sampleMetrics() MetricsView {
 		}
 		return out
 	}
+	series := func(labels map[string]string, vs []float64) metrics.Series {
+		s := metrics.Series{Labels: labels}
+		for i, v := range vs {
+			s.Points = append(s.Points, [2]float64{float64(epoch.Unix() - int64(15*(len(vs)-1-i))), v})
+		}
+		return s
+	}
 	return MetricsView{
 		At: epoch,
-		P99: map[string][]float64{
-			"POST": ramp(40, func(i int) float64 { return 0.02 + 0.03*float64(i%10) }),
-			"GET":  ramp(40, func(i int) float64 { return 0.01 }),
+		API: map[string]APILatency{
+			"sli-mutating-p99": worstOf([]metrics.Series{
+				series(map[string]string{"verb": "POST", "resource": "pods"}, ramp(40, func(i int) float64 { return 0.02 + 0.03*float64(i%10) })),
+				series(map[string]string{"verb": "PUT", "resource": "leases"}, ramp(40, func(i int) float64 { return 0.05 })),
+			}),
+			"sli-read-single-p99": worstOf([]metrics.Series{
+				series(map[string]string{"resource": "nodes"}, ramp(40, func(i int) float64 { return 0.01 })),
+			}),
 		},
 		Throughput: ramp(40, func(i int) float64 { return float64(i * 2) }),
 		EtcdBytes:  ramp(40, func(i int) float64 { return float64(50<<20 + i<<20) }),
+		EtcdQuota:  8 << 30,
 		GPUUtil:    ramp(40, func(i int) float64 { return 47 }),
 	}
 }
