@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ghostfleet/ghostfleet/fleet/requests"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -77,9 +79,18 @@ func (t Target) RESTConfig() (*rest.Config, error) {
 // otherwise crawl at client-go's default 5 QPS, the seed's
 // "kubectl apply crawls" problem.
 func (t Target) Clientset(unthrottled bool) (kubernetes.Interface, error) {
+	return t.CountedClientset(unthrottled, nil)
+}
+
+// CountedClientset is Clientset whose requests, when counter is set, are
+// counted on it and never retried.
+func (t Target) CountedClientset(unthrottled bool, counter *requests.Counter) (kubernetes.Interface, error) {
 	cfg, err := t.RESTConfig()
 	if err != nil {
 		return nil, err
+	}
+	if counter != nil {
+		counter.Configure(cfg)
 	}
 	if unthrottled {
 		cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()

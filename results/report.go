@@ -172,8 +172,10 @@ Source: <b class="source">{{or .Run.Source "prometheus"}}</b>{{with .Run.Note}} 
 Versions: <code>{{params .Run.Fleet.Versions}}</code></p>
 
 <h2>SLOs</h2>
-<table><tr><th>SLO</th><th>threshold</th><th>worst value</th><th>where</th><th>status</th><th>source</th></tr>
-{{range .Verdicts}}<tr><td>{{.Description}}</td><td>{{.Threshold}}</td><td>{{if ne .Status "no data"}}{{printf "%.3g" .Value}}{{end}}</td><td>{{.Where}}</td>
+<table><tr><th>SLO</th><th>whose</th><th>threshold</th><th>worst value</th><th>where</th><th>status</th><th>source</th></tr>
+{{range .Verdicts}}<tr><td>{{.Description}}{{if .Note}}<br><span class="muted">{{.Note}}</span>{{end}}</td>
+<td>{{if eq .Origin "ghostfleet"}}GhostFleet's own target, not an upstream SLO{{else}}{{.Origin}}{{end}}{{if .Definition}}<br><span class="muted">{{.Definition}}</span>{{end}}</td>
+<td>{{.Threshold}}</td><td>{{if ne .Status "no data"}}{{printf "%.3g" .Value}}{{end}}</td><td>{{.Where}}</td>
 <td class="{{if eq .Status "pass"}}pass{{else if eq .Status "fail"}}fail{{else}}nodata{{end}}">{{.Status}}</td><td>{{.Source}}</td></tr>
 {{end}}</table>
 

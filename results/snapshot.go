@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/metrics"
@@ -80,6 +81,13 @@ type Verdict struct {
 	Where  string  `json:"where,omitempty"` // which series, or which run
 	Status string  `json:"status"`          // pass, fail, no data
 	Source string  `json:"source"`          // prometheus, run records
+	// Origin is whose threshold this is: upstream (Definition links the
+	// sig-scalability SLO document) or ghostfleet (our own target).
+	Origin     string `json:"origin"`
+	Definition string `json:"definition,omitempty"`
+	// Note says what the verdict leaves out or where ClusterLoader2's
+	// own check would differ.
+	Note string `json:"note,omitempty"`
 }
 
 // Verdict statuses.
@@ -142,7 +150,8 @@ func sloVerdicts(series []QuerySeries, source string) []Verdict {
 		if qs.SLO == nil {
 			continue
 		}
-		v := Verdict{ID: qs.ID, Description: qs.SLO.Description, Threshold: qs.SLO.Threshold, Status: StatusNoData, Source: source}
+		v := Verdict{ID: qs.ID, Description: qs.SLO.Description, Threshold: qs.SLO.Threshold, Status: StatusNoData, Source: source,
+			Origin: qs.SLO.Origin, Definition: qs.SLO.Source}
 		for _, s := range qs.Series {
 			for _, p := range s.Points {
 				if v.Status == StatusNoData || p[1] > v.Value {
@@ -153,18 +162,29 @@ func sloVerdicts(series []QuerySeries, source string) []Verdict {
 		if v.Status != StatusNoData && v.Value > v.Threshold {
 			v.Status = StatusFail
 		}
+		if qs.ID == "sli-list-namespace-p99" && v.Status == StatusFail && v.Value <= cl2ListThreshold {
+			v.Note = fmt.Sprintf("ClusterLoader2's APIResponsivenessPrometheus would pass this: it allows %gs for every multi-object LIST; upstream's SLO allows %gs at namespace scope", cl2ListThreshold, v.Threshold)
+		}
 		out = append(out, v)
 	}
 	return out
 }
 
-// podStartupVerdict judges pod startup by the runs' own measurement
-// (create→running p99, or a cl2 run's PodStartupLatency), as
-// ClusterLoader2 measures it: kwok has no kubelet to export the kubelet's
-// startup SLI.
+// cl2ListThreshold is what ClusterLoader2's API responsiveness check
+// allows any LIST, namespace- or cluster-scoped.
+const cl2ListThreshold = 30.0
+
+// podStartupVerdict judges pod startup by the runs' own measurement (a
+// steady load's pod_startup, or a cl2 run's PodStartupLatency of its
+// latency pods), as ClusterLoader2 measures it: kwok has no kubelet to
+// export the kubelet's startup SLI. The SLO is defined for steady state,
+// so bursts are listed in the note with their scheduling rate and
+// backlog, never judged.
 func podStartupVerdict(runs []Record) Verdict {
-	v := Verdict{ID: "pod-startup-p99", Description: "pod startup: p99 ≤ 5s (measured by the runs: create→running)",
-		Threshold: PodStartupThreshold, Status: StatusNoData, Source: "run records"}
+	v := Verdict{ID: "pod-startup-p99", Description: "pod startup of stateless pods in steady state: p99 ≤ 5s (create→watched Running, measured by the runs)",
+		Threshold: PodStartupThreshold, Status: StatusNoData, Source: "run records",
+		Origin: metrics.OriginUpstream, Definition: metrics.SourcePodStartupLatency}
+	var bursts []string
 	for _, r := range runs {
 		data, err := json.Marshal(r.Result)
 		if err != nil {
@@ -177,24 +197,48 @@ func podStartupVerdict(runs []Record) Verdict {
 			continue
 		}
 		var res struct {
+			Pattern      string  `json:"pattern"`
+			ScheduleRate float64 `json:"scheduleRate"`
+			Verdict      struct {
+				MaxPending float64 `json:"maxPending"`
+			} `json:"verdict"`
 			StartupLatency *struct {
-				CreateToRun struct {
+				PodStartup struct {
 					Count int     `json:"count"`
 					P99   float64 `json:"p99"`
-				} `json:"createToRun"`
+				} `json:"podStartup"`
 			} `json:"startupLatency"`
 		}
-		if json.Unmarshal(data, &res) != nil || res.StartupLatency == nil || res.StartupLatency.CreateToRun.Count == 0 {
+		if json.Unmarshal(data, &res) != nil || res.StartupLatency == nil || res.StartupLatency.PodStartup.Count == 0 {
 			continue
 		}
-		if p99 := res.StartupLatency.CreateToRun.P99; v.Status == StatusNoData || p99 > v.Value {
+		if res.Pattern != workloadSteady {
+			bursts = append(bursts, fmt.Sprintf("%s (%s: scheduled %.0f pods/s, up to %.0f waiting to be bound, pod_startup p99 %.2fs)",
+				r.ID, orBurst(res.Pattern), res.ScheduleRate, res.Verdict.MaxPending, res.StartupLatency.PodStartup.P99))
+			continue
+		}
+		if p99 := res.StartupLatency.PodStartup.P99; v.Status == StatusNoData || p99 > v.Value {
 			v.Value, v.Where, v.Status = p99, r.ID, StatusPass
 		}
 	}
 	if v.Status != StatusNoData && v.Value > v.Threshold {
 		v.Status = StatusFail
 	}
+	if len(bursts) > 0 {
+		v.Note = "not judged, not steady state: " + strings.Join(bursts, "; ")
+	}
 	return v
+}
+
+// workloadSteady is workload.PatternSteady (results cannot import the
+// workload package, which writes records through this one).
+const workloadSteady = "steady"
+
+func orBurst(pattern string) string {
+	if pattern == "" {
+		return "a burst"
+	}
+	return "a " + pattern
 }
 
 // cl2PodStartupP99 is the SLO figure of a cl2 run: pod_startup p99 of

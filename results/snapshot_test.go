@@ -39,9 +39,14 @@ func series(labels map[string]string, values ...float64) metrics.Series {
 func TestSnapshotWritesFilesAndJudgesSLOs(t *testing.T) {
 	root := t.TempDir()
 	t0 := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
-	// A load run inside the window with a 7s startup p99, one outside.
+	// Inside the window: a steady load with a 7s startup p99, and a burst
+	// with 60s (never judged against the steady-state SLO); one outside.
 	if _, err := WriteRecord(root, Record{ID: "load-in", Kind: "load", Started: t0.Add(time.Minute), Ended: t0.Add(3 * time.Minute),
-		Result: map[string]any{"startupLatency": map[string]any{"createToRun": map[string]any{"count": 10, "p99": 7.0}}}}); err != nil {
+		Result: map[string]any{"pattern": "steady", "startupLatency": map[string]any{"podStartup": map[string]any{"count": 10, "p99": 7.0}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteRecord(root, Record{ID: "load-burst", Kind: "load", Started: t0.Add(4 * time.Minute), Ended: t0.Add(5 * time.Minute),
+		Result: map[string]any{"pattern": "burst", "scheduleRate": 52.0, "startupLatency": map[string]any{"podStartup": map[string]any{"count": 8000, "p99": 60.0}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := WriteRecord(root, Record{ID: "load-old", Kind: "load", Started: t0.Add(-time.Hour), Ended: t0.Add(-50 * time.Minute)}); err != nil {
@@ -51,6 +56,10 @@ func TestSnapshotWritesFilesAndJudgesSLOs(t *testing.T) {
 		`verb=~"POST|PUT|PATCH|DELETE"`: {series(map[string]string{"resource": "pods", "verb": "POST"}, 0.2, 1.5, 0.3)},
 		`verb="GET"`:                    {series(map[string]string{"resource": "nodes"}, 0.01, 0.02)},
 		"etcd_mvcc_db_total_size":       {series(nil, 1e6, 2e6)},
+		// The run of issue #11: a namespace LIST of 7s, which CL2's 30s
+		// check passes and upstream's 5s SLO does not.
+		`scope="namespace"`: {series(map[string]string{"resource": "pods", "scope": "namespace"}, 0.5, 7.0)},
+		`scope="cluster"`:   {series(map[string]string{"resource": "pods", "scope": "cluster"}, 7.0, 20.0)},
 	}
 	dir, verdicts, err := Snapshot(context.Background(), SnapshotOptions{Root: root, Fleet: Fleet{Cluster: "c"}, Start: t0, End: t0.Add(10 * time.Minute), Step: 15 * time.Second, Source: src})
 	if err != nil {
@@ -66,7 +75,9 @@ func TestSnapshotWritesFilesAndJudgesSLOs(t *testing.T) {
 	}{
 		{"sli-mutating-p99", StatusFail, 1.5},
 		{"sli-read-single-p99", StatusPass, 0.02},
-		{"sli-list-p99", StatusNoData, 0},
+		{"sli-list-namespace-p99", StatusFail, 7},
+		{"sli-list-cluster-p99", StatusPass, 20},
+		{"scheduling-sli-p99", StatusNoData, 0},
 		{"pod-startup-p99", StatusFail, 7},
 	}
 	for _, tt := range tests {
@@ -77,10 +88,21 @@ func TestSnapshotWritesFilesAndJudgesSLOs(t *testing.T) {
 	if got["sli-mutating-p99"].Where != "{resource=pods,verb=POST}" || got["pod-startup-p99"].Where != "load-in" {
 		t.Errorf("where: %q, %q", got["sli-mutating-p99"].Where, got["pod-startup-p99"].Where)
 	}
+	if n := got["pod-startup-p99"].Note; !strings.Contains(n, "load-burst") || !strings.Contains(n, "not judged") {
+		t.Errorf("the burst must be named as not judged: note %q", n)
+	}
+	if n := got["sli-list-namespace-p99"].Note; !strings.Contains(n, "ClusterLoader2") {
+		t.Errorf("a namespace LIST failing only upstream's threshold must say CL2 differs: note %q", n)
+	}
+	for id, origin := range map[string]string{"sli-mutating-p99": metrics.OriginUpstream, "pod-startup-p99": metrics.OriginUpstream, "scheduling-sli-p99": metrics.OriginGhostFleet} {
+		if got[id].Origin != origin {
+			t.Errorf("%s origin %q, want %q", id, got[id].Origin, origin)
+		}
+	}
 
 	var run SnapshotRun
 	readJSON(t, filepath.Join(dir, "run.json"), &run)
-	if len(run.Runs) != 1 || run.Runs[0].ID != "load-in" {
+	if len(run.Runs) != 2 || run.Runs[0].ID != "load-in" {
 		t.Errorf("runs in window: %+v", run.Runs)
 	}
 	var ms []QuerySeries
@@ -98,7 +120,7 @@ func TestSnapshotWritesFilesAndJudgesSLOs(t *testing.T) {
 	}
 	// A snapshot folder is not a run: a second snapshot does not list it.
 	runs, err := RunsIn(root, t0, t0.Add(time.Hour))
-	if err != nil || len(runs) != 1 {
+	if err != nil || len(runs) != 2 {
 		t.Errorf("RunsIn after a snapshot: %d runs, %v", len(runs), err)
 	}
 }
@@ -190,7 +212,7 @@ func TestCatalogIsWellFormed(t *testing.T) {
 		seen[q.ID] = true
 	}
 	for _, id := range []string{"apiserver-p99-by-verb", "scheduler-throughput", "scheduling-sli-p99", "etcd-request-p99", "etcd-db-size",
-		"apf-dispatched", "apf-rejected", "apf-wait-p99", "watchers", "inflight", "sli-mutating-p99", "sli-read-single-p99", "sli-list-p99"} {
+		"apf-dispatched", "apf-rejected", "apf-wait-p99", "watchers", "inflight", "sli-mutating-p99", "sli-read-single-p99", "sli-list-namespace-p99", "sli-list-cluster-p99", "etcd-quota"} {
 		if !seen[id] {
 			t.Errorf("catalog lacks %s", id)
 		}

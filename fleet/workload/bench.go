@@ -186,13 +186,13 @@ func BenchChurn(ctx context.Context, b BenchFleet, profile fleet.ComponentProfil
 	if err := EnsureNamespace(ctx, clients.Admin, opts.Namespace); err != nil {
 		return out, err
 	}
-	load, err := clients.LoadClientset(opts.Namespace)
-	if err != nil {
-		return out, err
-	}
 	for _, rate := range rates {
+		load, counter, err := clients.LoadClientset(opts.Namespace)
+		if err != nil {
+			return out, err
+		}
 		o := opts
-		o.Rate, o.RunID, o.Report = rate, fmt.Sprintf("bench-churn-%g", rate), b.Report
+		o.Rate, o.RunID, o.Report, o.Requests = rate, fmt.Sprintf("bench-churn-%g", rate), b.Report, counter
 		c, err := NewChurn(NewPodAPI(load, o.Namespace), o)
 		if err != nil {
 			return out, err

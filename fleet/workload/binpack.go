@@ -16,6 +16,7 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/results"
 )
 
@@ -138,6 +139,9 @@ type BinpackResult struct {
 	StrandedForWholeNode int64   `json:"strandedForWholeNode"`
 	DurationSeconds      float64 `json:"durationSeconds"`
 	Outcome              string  `json:"outcome"`
+	CreateErrors         int     `json:"createErrors"`
+	// Requests counts what the creates met, by method and error kind.
+	Requests requests.Stats `json:"requests"`
 }
 
 // Binpack fills the fleet to opts.Fill with a mix of pod sizes, created at
@@ -153,10 +157,11 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 	}
 	sizes := opts.Sizes(res.TargetGPUs)
 	res.Pods = len(sizes)
-	load, tracker, err := startRun(ctx, clients, opts.Namespace, opts.RunID, LabelGPUs)
+	r, err := startRun(ctx, clients, opts.Namespace, opts.RunID, LabelGPUs)
 	if err != nil {
 		return res, rec, err
 	}
+	tracker := r.tracker
 	defer tracker.Stop()
 
 	start := time.Now()
@@ -174,7 +179,8 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 			},
 			Spec: PodSpec(size),
 		}
-		if _, err := load.CoreV1().Pods(opts.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		tracker.Sending(pod.Name)
+		if _, err := r.load.CoreV1().Pods(opts.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
 			createErrs++
 		}
 	}
@@ -183,6 +189,7 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 		Report: opts.Report, CreateDone: createDone,
 	})
 	res = binpackAccounting(res, tracker.Pods(), totalGPUs, used)
+	res.CreateErrors, res.Requests = createErrs, r.requests.Stats()
 	if res.FreeGPUsPerNode, res.StrandedForWholeNode, err = fragmentation(ctx, clients, c); err != nil {
 		return res, rec, err
 	}

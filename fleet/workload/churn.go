@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/requests"
 )
 
 // Verbs churn sends.
@@ -36,6 +37,9 @@ type ChurnOptions struct {
 	RequestTimeout time.Duration `json:"requestTimeout,omitempty"`
 	Report         progress.Func `json:"-"`
 	Clock          clock.Clock   `json:"-"`
+	// Requests, when set, is the counter on the load client's transport;
+	// its figures go into the result.
+	Requests *requests.Counter `json:"-"`
 }
 
 // Validate checks the options and fills defaults.
@@ -113,6 +117,9 @@ type ChurnResult struct {
 	Concurrency    int                    `json:"concurrency,omitempty"`
 	RequestTimeout float64                `json:"requestTimeoutSeconds,omitempty"`
 	Interrupted    bool                   `json:"interrupted,omitempty"`
+	// Requests is what the transport counted, the same way as for every
+	// other run; Errors above is what the churn's own calls returned.
+	Requests *requests.Stats `json:"requests,omitempty"`
 }
 
 // PodAPI is what churn sends: single creates and deletes, never retried
@@ -313,6 +320,10 @@ func (c *Churn) Run(ctx context.Context) (ChurnResult, error) {
 	stopProgress()
 	res := c.result()
 	res.Interrupted = ctx.Err() != nil
+	if c.opts.Requests != nil {
+		st := c.opts.Requests.Stats()
+		res.Requests = &st
+	}
 	return res, nil
 }
 
@@ -332,7 +343,7 @@ func (c *Churn) record(sec int, verb string, i int, latency time.Duration, err e
 		}
 		return
 	case err != nil:
-		c.errors[verb][Classify(err)]++
+		c.errors[verb][requests.Classify(err)]++
 		s.Errors++
 		if verb == VerbCreate {
 			c.failed[i] = true

@@ -13,11 +13,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/requests"
 )
 
 // Labels on everything a workload creates.
@@ -67,13 +69,18 @@ func NewClients(t fleet.Target) (Clients, error) {
 	}, nil
 }
 
-// LoadClientset is the load identity's clientset for ns.
-func (c Clients) LoadClientset(ns string) (kubernetes.Interface, error) {
+// LoadClientset is the load identity's clientset for ns, with a counter
+// of every request it sends: none is retried (see requests.Counter), so
+// each 429 is counted where the run meets it.
+func (c Clients) LoadClientset(ns string) (kubernetes.Interface, *requests.Counter, error) {
 	cfg, err := c.LoadConfig(ns)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return kubernetes.NewForConfig(cfg)
+	counter := requests.NewCounter()
+	counter.Configure(cfg)
+	cs, err := kubernetes.NewForConfig(cfg)
+	return cs, counter, err
 }
 
 // EnsureNamespace creates (or reuses) a workload namespace with the load
@@ -128,17 +135,24 @@ func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) er
 	}
 	// Pods are admitted only once the namespace's default ServiceAccount
 	// exists; the controller-manager creates it within moments.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		if err == nil || time.Now().After(deadline) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+	return waitDefaultServiceAccount(ctx, cs, ns, 30*time.Second)
+}
+
+// waitDefaultServiceAccount waits until ns has its default ServiceAccount,
+// or says why not: pods sent before it exists are refused.
+func waitDefaultServiceAccount(ctx context.Context, cs kubernetes.Interface, ns string, timeout time.Duration) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		_, last = cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return last == nil, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	default:
+		return fmt.Errorf("namespace %s has no default ServiceAccount after %s (is the controller-manager running?): %v", ns, timeout, last)
 	}
 }
 
@@ -253,19 +267,26 @@ func DeleteAll(ctx context.Context, cs kubernetes.Interface) (int, error) {
 	}
 }
 
+// run is what a started run sends and watches through.
+type run struct {
+	load     kubernetes.Interface // the load identity, never retrying
+	requests *requests.Counter    // every request load sent
+	tracker  *Tracker
+}
+
 // startRun prepares a run's namespace and starts watching its pods (those
-// labelled with runID); it returns the load identity's client.
-func startRun(ctx context.Context, clients Clients, ns, runID, groupLabel string) (kubernetes.Interface, *Tracker, error) {
+// labelled with runID).
+func startRun(ctx context.Context, clients Clients, ns, runID, groupLabel string) (run, error) {
 	if err := EnsureNamespace(ctx, clients.Admin, ns); err != nil {
-		return nil, nil, err
+		return run{}, err
 	}
-	load, err := clients.LoadClientset(ns)
+	load, counter, err := clients.LoadClientset(ns)
 	if err != nil {
-		return nil, nil, err
+		return run{}, err
 	}
 	tracker, err := StartTracker(ctx, clients.Admin, ns, LabelRun+"="+runID, groupLabel)
 	if err != nil {
-		return nil, nil, err
+		return run{}, err
 	}
-	return load, tracker, nil
+	return run{load: load, requests: counter, tracker: tracker}, nil
 }

@@ -13,8 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/metrics"
 	"github.com/ghostfleet/ghostfleet/results"
 )
@@ -37,7 +39,15 @@ type LoadOptions struct {
 	GPUs      int           `json:"gpusPerPod"`
 	Mode      string        `json:"mode"`
 	Timeout   time.Duration `json:"timeout"` // for all pods to run
-	Workers   int           `json:"workers"` // parallel creates in pods mode
+	Workers   int           `json:"workers"` // parallel creates in a pods-mode burst
+	// Rate, when more than 0, paces creation at Rate pods/s, open loop
+	// (a create is sent when it is due, whatever the ones before met):
+	// a steady-state run, the only kind the pod startup SLO judges.
+	// 0 sends every pod at once from Workers in parallel: a burst.
+	Rate float64 `json:"rate,omitempty"`
+	// Limits are the running profile's client QPS settings, for the
+	// verdict's wording; zero when unknown (an attached cluster).
+	Limits ClientLimits `json:"limits"`
 	// Preflight gives every pod a pre-flight init container (see
 	// WithPreflight), for `fault pod-exit --init`.
 	Preflight bool `json:"preflight,omitempty"`
@@ -71,6 +81,12 @@ func (o *LoadOptions) Validate(c Capacity, allowUnschedulable bool) (warnings []
 	if o.Workers <= 0 {
 		o.Workers = 100
 	}
+	if o.Rate < 0 || o.Rate > 5000 {
+		return nil, fmt.Errorf("rate %g is out of range: allowed are 0 (a burst) or more than 0 and at most 5000 pods/s", o.Rate)
+	}
+	if o.Rate > 0 && o.Mode != ModePods {
+		return nil, fmt.Errorf("--rate %g needs --mode pods: in %s mode the controller-manager creates the pods at its own pace", o.Rate, o.Mode)
+	}
 	if o.Report == nil {
 		o.Report = progress.Discard
 	}
@@ -81,12 +97,31 @@ func (o *LoadOptions) Validate(c Capacity, allowUnschedulable bool) (warnings []
 	return warnings, nil
 }
 
+// ClientLimits are the client QPS settings of the components that feed
+// and drain a load: the scheduler's (binds) and the controller-manager's
+// (pods of Deployments and Jobs). Zero means unknown.
+type ClientLimits struct {
+	Profile              string `json:"profile,omitempty"`
+	SchedulerQPS         int    `json:"schedulerQps,omitempty"`
+	ControllerManagerQPS int    `json:"controllerManagerQps,omitempty"`
+}
+
+// Load patterns: a steady run is paced below capacity and is what the
+// pod startup SLO is defined on; a burst asks how fast the fleet fills.
+const (
+	PatternSteady = "steady"
+	PatternBurst  = "burst"
+)
+
 // LoadResult is what a load run measured. Durations are seconds from the
 // first create request.
 type LoadResult struct {
-	Pods            int     `json:"pods"`
-	GPUsPerPod      int     `json:"gpusPerPod"`
-	Mode            string  `json:"mode"`
+	Pods       int    `json:"pods"`
+	GPUsPerPod int    `json:"gpusPerPod"`
+	Mode       string `json:"mode"`
+	// Pattern is steady (paced at TargetRate) or burst.
+	Pattern         string  `json:"pattern"`
+	TargetRate      float64 `json:"targetRate,omitempty"`
 	CreateSeconds   float64 `json:"createSeconds"`   // until every pod existed
 	ScheduleSeconds float64 `json:"scheduleSeconds"` // until every pod was bound
 	DurationSeconds float64 `json:"durationSeconds"` // until every pod ran
@@ -98,10 +133,13 @@ type LoadResult struct {
 	Unschedulable   int     `json:"unschedulable"`
 	Failed          int     `json:"failed"`
 	CreateErrors    int     `json:"createErrors"`
-	TimedOut        bool    `json:"timedOut,omitempty"`
-	Interrupted     bool    `json:"interrupted,omitempty"`
-	StartupLatency  Startup `json:"startupLatency"`
-	Verdict         Verdict `json:"verdict"`
+	// Requests counts every request the load identity sent, by method and
+	// error kind; none was retried.
+	Requests       requests.Stats `json:"requests"`
+	TimedOut       bool           `json:"timedOut,omitempty"`
+	Interrupted    bool           `json:"interrupted,omitempty"`
+	StartupLatency Startup        `json:"startupLatency"`
+	Verdict        Verdict        `json:"verdict"`
 }
 
 // Verdict answers the seed's question: is the scheduler slow, or underfed?
@@ -123,25 +161,35 @@ type Verdict struct {
 // returns the measurements and a run record.
 func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, results.Record, error) {
 	rec := results.Record{ID: opts.RunID, Kind: "load", Params: opts, Started: time.Now().UTC()}
-	res := LoadResult{Pods: opts.Pods, GPUsPerPod: opts.GPUs, Mode: opts.Mode}
+	res := LoadResult{Pods: opts.Pods, GPUsPerPod: opts.GPUs, Mode: opts.Mode, Pattern: PatternBurst}
+	if opts.Rate > 0 {
+		res.Pattern, res.TargetRate = PatternSteady, opts.Rate
+	}
 	report := opts.Report
-	load, tracker, err := startRun(ctx, clients, opts.Namespace, opts.RunID, "")
+	r, err := startRun(ctx, clients, opts.Namespace, opts.RunID, "")
 	if err != nil {
 		return res, rec, err
 	}
+	tracker := r.tracker
 	defer tracker.Stop()
 
 	start := time.Now()
-	createDone := progress.Step(report, "create", fmt.Sprintf("creating %d pods × %d GPU (%s mode)", opts.Pods, opts.GPUs, opts.Mode), 0)
+	how := fmt.Sprintf("%s mode", opts.Mode)
+	if opts.Rate > 0 {
+		how = fmt.Sprintf("paced at %g pods/s", opts.Rate)
+	}
+	createDone := progress.Step(report, "create", fmt.Sprintf("creating %d pods × %d GPU (%s)", opts.Pods, opts.GPUs, how), 0)
 	var createErrs atomic.Int64
 	var firstErr error
-	switch opts.Mode {
-	case ModePods:
-		firstErr = createPods(ctx, load, opts, &createErrs)
-	case ModeDeployment:
-		firstErr = createDeployment(ctx, load, opts)
-	case ModeJob:
-		firstErr = createJob(ctx, load, opts)
+	switch {
+	case opts.Rate > 0:
+		firstErr = createPaced(ctx, r.load, tracker, opts, &createErrs)
+	case opts.Mode == ModePods:
+		firstErr = createPods(ctx, r.load, tracker, opts, &createErrs)
+	case opts.Mode == ModeDeployment:
+		firstErr = createDeployment(ctx, r.load, opts)
+	case opts.Mode == ModeJob:
+		firstErr = createJob(ctx, r.load, opts)
 	}
 	res.CreateErrors = int(createErrs.Load())
 	if opts.Mode != ModePods && firstErr != nil {
@@ -182,6 +230,7 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 		res.ScheduleRate = float64(res.Scheduled) / lastScheduled.Sub(firstSeen).Seconds()
 	}
 	res.Verdict = verdict(ctx, opts, res, maxBacklog, start, end)
+	res.Requests = r.requests.Stats()
 
 	rec.Ended = end.UTC()
 	rec.Result = res
@@ -203,37 +252,69 @@ func orEnd(t, end time.Time) time.Time {
 	return t
 }
 
-func createPods(ctx context.Context, cs kubernetes.Interface, opts LoadOptions, errs *atomic.Int64) error {
+// createPods sends every pod at once from opts.Workers goroutines: a
+// burst.
+func createPods(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, opts LoadOptions, errs *atomic.Int64) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
+	var first firstError
 	for w := 0; w < min(opts.Workers, opts.Pods); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= opts.Pods || ctx.Err() != nil {
 					return
 				}
-				pod := &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{
-						Name:   fmt.Sprintf("%s-%05d", opts.RunID, i),
-						Labels: map[string]string{LabelRun: opts.RunID, LabelKind: "load"},
-					},
-					Spec: opts.podSpec(),
-				}
-				_, err := cs.CoreV1().Pods(opts.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-				if err != nil && ctx.Err() == nil { // an interrupted create is not the server's error
-					errs.Add(1)
-					once.Do(func() { first = err })
-				}
+				first.record(createPod(ctx, cs, tracker, opts, i), ctx, errs)
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	return first
+	return first.err
+}
+
+// createPaced sends pod i when the pacer says it is due, each in its own
+// goroutine: open loop, so a slow server meets the rate it was asked to
+// take, not a rate that backs off with it.
+func createPaced(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, opts LoadOptions, errs *atomic.Int64) error {
+	pacer := NewPacer(clock.RealClock{}, opts.Rate)
+	var wg sync.WaitGroup
+	var first firstError
+	for i := 0; i < opts.Pods; i++ {
+		if _, err := pacer.Next(ctx); err != nil {
+			break
+		}
+		wg.Go(func() { first.record(createPod(ctx, cs, tracker, opts, i), ctx, errs) })
+	}
+	wg.Wait()
+	return first.err
+}
+
+func createPod(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, opts LoadOptions, i int) error {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   fmt.Sprintf("%s-%05d", opts.RunID, i),
+			Labels: map[string]string{LabelRun: opts.RunID, LabelKind: "load"},
+		},
+		Spec: opts.podSpec(),
+	}
+	tracker.Sending(pod.Name)
+	_, err := cs.CoreV1().Pods(opts.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	return err
+}
+
+// firstError counts the failed creates and keeps the first error.
+type firstError struct {
+	once sync.Once
+	err  error
+}
+
+func (f *firstError) record(err error, ctx context.Context, count *atomic.Int64) {
+	if err == nil || ctx.Err() != nil { // an interrupted create is not the server's error
+		return
+	}
+	count.Add(1)
+	f.once.Do(func() { f.err = err })
 }
 
 func podTemplate(opts LoadOptions) corev1.PodTemplateSpec {
@@ -319,17 +400,29 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 	if v.MaxPending >= threshold {
 		v.Bottleneck = "scheduler"
 		v.Explanation = fmt.Sprintf("slow: up to %.0f created pods waited to be bound while the scheduler bound %.0f pods/s%s; "+
-			"it is bound by its own throughput (its client QPS, 50 under --profile default, or its CPU)", v.MaxPending, res.ScheduleRate, promNote)
+			"it is bound by its own throughput (%s, or its CPU)", v.MaxPending, res.ScheduleRate, promNote,
+			opts.Limits.describe("its client QPS", opts.Limits.SchedulerQPS))
 	} else {
 		v.Bottleneck = "upstream"
 		upstream := "pod creation"
+		if opts.Rate > 0 {
+			upstream = fmt.Sprintf("the pace asked for (--rate %g pods/s)", opts.Rate)
+		}
 		if opts.Mode != ModePods {
-			upstream = "the controller-manager creating the pods (its client QPS: 20 under --profile default)"
+			upstream = "the controller-manager creating the pods (" + opts.Limits.describe("its client QPS", opts.Limits.ControllerManagerQPS) + ")"
 		}
 		v.Explanation = fmt.Sprintf("underfed: never more than %.0f created pods waited to be bound; the scheduler placed them as fast as they arrived "+
 			"(%.0f pods/s created, %.0f pods/s scheduled)%s; the limit is %s", v.MaxPending, res.CreateRate, res.ScheduleRate, promNote, upstream)
 	}
 	return v
+}
+
+// describe names a QPS limit with the profile it comes from.
+func (l ClientLimits) describe(what string, qps int) string {
+	if qps == 0 {
+		return what + ", not known for this cluster"
+	}
+	return fmt.Sprintf("%s, %d under profile %s", what, qps, l.Profile)
 }
 
 type waitOptions struct {

@@ -14,20 +14,28 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 )
 
-// podTimes is when the watch first saw a pod in each state. The watch's
-// own clock gives millisecond resolution where the pods' timestamps have
-// only seconds; the phases match ClusterLoader2's PodStartupLatency
-// (create_to_schedule, schedule_to_run, pod_startup).
+// podTimes is one pod's way to Running, as ClusterLoader2's
+// PodStartupLatency names its points: create, schedule, run, watch.
+//   - created: for a pod GhostFleet sent, just before the request left
+//     (client clock, ms); for any other pod, its creationTimestamp
+//     (apiserver clock, whole seconds), and createdAt says so.
+//   - scheduled: when the watch first saw spec.nodeName set (ms; includes
+//     the watch's delivery lag, as the apiserver's own event would not).
+//   - ran: the latest container's state.running.startedAt, written by
+//     kwok (whole seconds, like CL2's run time); zero until the pod runs.
+//   - watched: when the watch first saw the pod Running (ms): CL2's
+//     watch time, the end of pod_startup.
 type podTimes struct {
-	created, scheduled, running time.Time
-	unschedulable, failed       bool
-	group                       string
-	node                        string
+	created, scheduled, ran, watched time.Time
+	createdBySend                    bool
+	unschedulable, failed            bool
+	group                            string
+	node                             string
 }
 
 // PodTimes is one tracked pod: its group (the value of the tracker's
-// group label), node, and when it was seen, bound and running (zero when
-// not yet).
+// group label), node, and when it was created, bound, started and seen
+// running (zero when not yet).
 type PodTimes struct {
 	Group                       string
 	Node                        string
@@ -39,6 +47,8 @@ type PodTimes struct {
 type Tracker struct {
 	mu   sync.Mutex
 	pods map[string]*podTimes
+	// sent is when each pod GhostFleet creates was sent, by name.
+	sent map[string]time.Time
 	// groupLabel, when set, names the pod label whose value groups pods
 	// (a training job, a pod size).
 	groupLabel string
@@ -52,15 +62,39 @@ type Counts struct {
 	Seen, Scheduled, Running, Unschedulable, Failed int
 }
 
-// Startup is the pod startup latency split by phase.
+// Create-time sources, as Startup.CreateTime reports them.
+const (
+	CreateTimeSend              = "client send time (ms)"
+	CreateTimeCreationTimestamp = "creationTimestamp (whole seconds)"
+	CreateTimeMixed             = "client send time (ms) for pods GhostFleet sent, creationTimestamp (whole seconds) for the rest"
+)
+
+// Startup is the pod startup latency split by phase, named and cut as
+// ClusterLoader2's PodStartupLatency does (create_to_schedule,
+// schedule_to_run, run_to_watch, pod_startup = create to watch).
 type Startup struct {
 	CreateToSchedule Percentiles `json:"createToSchedule"`
 	ScheduleToRun    Percentiles `json:"scheduleToRun"`
-	CreateToRun      Percentiles `json:"createToRun"`
+	RunToWatch       Percentiles `json:"runToWatch"`
+	// PodStartup is the SLI of the pod startup SLO: create to the watch
+	// seeing the pod Running.
+	PodStartup Percentiles `json:"podStartup"`
+	// CreateTime says where the create times came from.
+	CreateTime string `json:"createTime,omitempty"`
 }
 
 func newTracker(now func() time.Time) *Tracker {
-	return &Tracker{pods: map[string]*podTimes{}, now: now, done: make(chan struct{})}
+	return &Tracker{pods: map[string]*podTimes{}, sent: map[string]time.Time{}, now: now, done: make(chan struct{})}
+}
+
+// Sending records that the pod called name is being sent now: call it
+// just before the create request, so that its startup is timed from the
+// real start and not from when the watch first sees it.
+func (t *Tracker) Sending(name string) {
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sent[name] = now
 }
 
 // StartTracker watches the pods matching selector in namespace ns. It
@@ -121,7 +155,13 @@ func (t *Tracker) observe(p *corev1.Pod) {
 	defer t.mu.Unlock()
 	pt := t.pods[string(p.UID)]
 	if pt == nil {
-		pt = &podTimes{created: now, group: p.Labels[t.groupLabel]}
+		pt = &podTimes{group: p.Labels[t.groupLabel]}
+		if sent, ok := t.sent[p.Name]; ok && p.GenerateName == "" {
+			pt.created, pt.createdBySend = sent, true
+			delete(t.sent, p.Name)
+		} else {
+			pt.created = p.CreationTimestamp.Time
+		}
 		t.pods[string(p.UID)] = pt
 	}
 	if p.Spec.NodeName != "" && pt.scheduled.IsZero() {
@@ -129,11 +169,12 @@ func (t *Tracker) observe(p *corev1.Pod) {
 		pt.node = p.Spec.NodeName
 	}
 	ran := p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded
-	if ran && pt.running.IsZero() {
+	if ran && pt.watched.IsZero() {
 		if pt.scheduled.IsZero() {
 			pt.scheduled = now
 		}
-		pt.running = now
+		pt.watched = now
+		pt.ran = startedAt(p)
 	}
 	pt.failed = p.Status.Phase == corev1.PodFailed
 	pt.unschedulable = false
@@ -142,6 +183,18 @@ func (t *Tracker) observe(p *corev1.Pod) {
 			pt.unschedulable = true
 		}
 	}
+}
+
+// startedAt is the latest container start, as CL2 takes the run time (zero
+// when no container reports one).
+func startedAt(p *corev1.Pod) time.Time {
+	var t time.Time
+	for _, c := range p.Status.ContainerStatuses {
+		if r := c.State.Running; r != nil && r.StartedAt.After(t) {
+			t = r.StartedAt.Time
+		}
+	}
+	return t
 }
 
 // Counts returns how many pods reached each state so far.
@@ -156,7 +209,7 @@ func (t *Tracker) Counts() Counts {
 		} else if pt.unschedulable {
 			c.Unschedulable++
 		}
-		if !pt.running.IsZero() {
+		if !pt.watched.IsZero() {
 			c.Running++
 		}
 		if pt.failed {
@@ -167,21 +220,41 @@ func (t *Tracker) Counts() Counts {
 }
 
 // Startup computes the startup latency percentiles of the pods that got
-// that far.
+// that far. Phases that end at a run time (whole seconds) are left out for
+// pods whose container reported no start.
 func (t *Tracker) Startup() Startup {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var toSchedule, toRun, total []time.Duration
+	var toSchedule, toRun, toWatch, total []time.Duration
+	sent, stamped := 0, 0
 	for _, pt := range t.pods {
+		if pt.createdBySend {
+			sent++
+		} else {
+			stamped++
+		}
 		if !pt.scheduled.IsZero() {
 			toSchedule = append(toSchedule, pt.scheduled.Sub(pt.created))
 		}
-		if !pt.running.IsZero() {
-			toRun = append(toRun, pt.running.Sub(pt.scheduled))
-			total = append(total, pt.running.Sub(pt.created))
+		if pt.watched.IsZero() {
+			continue
+		}
+		total = append(total, pt.watched.Sub(pt.created))
+		if !pt.ran.IsZero() {
+			toRun = append(toRun, pt.ran.Sub(pt.scheduled))
+			toWatch = append(toWatch, pt.watched.Sub(pt.ran))
 		}
 	}
-	return Startup{CreateToSchedule: Summarise(toSchedule), ScheduleToRun: Summarise(toRun), CreateToRun: Summarise(total)}
+	s := Startup{CreateToSchedule: Summarise(toSchedule), ScheduleToRun: Summarise(toRun), RunToWatch: Summarise(toWatch), PodStartup: Summarise(total)}
+	switch {
+	case sent > 0 && stamped > 0:
+		s.CreateTime = CreateTimeMixed
+	case sent > 0:
+		s.CreateTime = CreateTimeSend
+	case stamped > 0:
+		s.CreateTime = CreateTimeCreationTimestamp
+	}
+	return s
 }
 
 // Window is when the first pod was seen and when the last was scheduled
@@ -196,8 +269,8 @@ func (t *Tracker) Window() (firstSeen, lastScheduled, lastRunning time.Time) {
 		if pt.scheduled.After(lastScheduled) {
 			lastScheduled = pt.scheduled
 		}
-		if pt.running.After(lastRunning) {
-			lastRunning = pt.running
+		if pt.watched.After(lastRunning) {
+			lastRunning = pt.watched
 		}
 	}
 	return
@@ -209,7 +282,7 @@ func (t *Tracker) Pods() []PodTimes {
 	defer t.mu.Unlock()
 	out := make([]PodTimes, 0, len(t.pods))
 	for _, pt := range t.pods {
-		out = append(out, PodTimes{Group: pt.group, Node: pt.node, Created: pt.created, Scheduled: pt.scheduled, Running: pt.running})
+		out = append(out, PodTimes{Group: pt.group, Node: pt.node, Created: pt.created, Scheduled: pt.scheduled, Running: pt.watched})
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/results"
 )
 
@@ -76,6 +77,10 @@ type TrainResult struct {
 	StrandedGPUs    int     `json:"strandedGpus"`
 	DurationSeconds float64 `json:"durationSeconds"`
 	Outcome         string  `json:"outcome"` // all started, stalled, timed out, interrupted
+	// JobsNotCreated are jobs whose create failed (see Requests for why):
+	// the run goes on without them.
+	JobsNotCreated int            `json:"jobsNotCreated"`
+	Requests       requests.Stats `json:"requests"`
 }
 
 // Train creates the jobs (Indexed Jobs of whole-node pods that run until
@@ -83,10 +88,11 @@ type TrainResult struct {
 func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult, results.Record, error) {
 	rec := results.Record{ID: opts.RunID, Kind: "train", Params: opts, Started: time.Now().UTC()}
 	res := TrainResult{Jobs: opts.Jobs, PodsPerJob: opts.PodsPerJob, GPUsPerPod: opts.GPUsPerPod}
-	load, tracker, err := startRun(ctx, clients, opts.Namespace, opts.RunID, jobNameLabel)
+	r, err := startRun(ctx, clients, opts.Namespace, opts.RunID, jobNameLabel)
 	if err != nil {
 		return res, rec, err
 	}
+	tracker := r.tracker
 	defer tracker.Stop()
 
 	start := time.Now()
@@ -101,20 +107,27 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	for j := 0; j < opts.Jobs; j++ {
 		name := fmt.Sprintf("%s-%04d", opts.RunID, j)
 		created[name] = time.Now()
-		_, err := load.BatchV1().Jobs(opts.Namespace).Create(ctx, &batchv1.Job{
+		_, err := r.load.BatchV1().Jobs(opts.Namespace).Create(ctx, &batchv1.Job{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelRun: opts.RunID}},
 			Spec:       batchv1.JobSpec{Parallelism: &n, Completions: &n, CompletionMode: &indexed, Template: p},
 		}, metav1.CreateOptions{})
-		if err != nil {
+		switch {
+		case ctx.Err() != nil:
+		case err != nil && res.JobsNotCreated == j: // not one job got through: nothing to measure
 			createDone()
-			return res, rec, fmt.Errorf("creating job %s (%d of %d created): %w", name, j, opts.Jobs, err)
+			res.Requests = r.requests.Stats()
+			return res, rec, fmt.Errorf("creating job %s: %w", name, err)
+		case err != nil:
+			res.JobsNotCreated++
+			delete(created, name)
 		}
 	}
 	w := waitRunning(ctx, tracker, waitOptions{
-		Expect: opts.Jobs * opts.PodsPerJob, Total: opts.Jobs * opts.PodsPerJob,
+		Expect: (opts.Jobs - res.JobsNotCreated) * opts.PodsPerJob, Total: opts.Jobs * opts.PodsPerJob,
 		Timeout: opts.Timeout, Stall: opts.Stall, Report: opts.Report, CreateDone: createDone,
 	})
 	res = trainAccounting(res, tracker.Pods(), created, w.End)
+	res.Requests = r.requests.Stats()
 	res.DurationSeconds = w.End.Sub(start).Seconds()
 	res.Outcome = w.outcome("all started")
 	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), res.Outcome, res

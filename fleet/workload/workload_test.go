@@ -2,23 +2,23 @@ package workload
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
+	"math"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/requests"
 )
 
 // The pacer hands out exactly rate slots per second of (fake) time, and a
@@ -93,31 +93,6 @@ func TestSummarise(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
-	gr := schema.GroupResource{Resource: "pods"}
-	tests := []struct {
-		err  error
-		want string
-	}{
-		{apierrors.NewTooManyRequests("slow down", 1), ErrTooManyRequests},
-		{apierrors.NewNotFound(gr, "x"), ErrClient},
-		{apierrors.NewForbidden(gr, "x", errors.New("no")), ErrClient},
-		{apierrors.NewInternalError(errors.New("boom")), ErrServer},
-		{apierrors.NewServiceUnavailable("down"), ErrServer},
-		{apierrors.NewTimeoutError("slow", 1), ErrTimeout},
-		{fmt.Errorf("post: %w", context.DeadlineExceeded), ErrTimeout},
-		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, ErrConnection},
-		{errors.New("mystery"), ErrOther},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want+"/"+tt.err.Error(), func(t *testing.T) {
-			if got := Classify(tt.err); got != tt.want {
-				t.Errorf("Classify(%v) = %s, want %s", tt.err, got, tt.want)
-			}
-		})
-	}
-}
-
 // fakePods answers creates and deletes from memory; create fails with 429
 // for every tenth pod, and blocks until the request's context ends when
 // block is set.
@@ -167,7 +142,7 @@ func TestChurnAccountsEverySlot(t *testing.T) {
 	}
 	// 50 slots; pods 0, 10, 20, 30, 40 get a 429; pods due for deletion
 	// inside the window are 0..29, less the three whose create failed.
-	if res.Attempted[VerbCreate] != 50 || res.Created != 45 || res.Errors[ErrTooManyRequests] != 5 {
+	if res.Attempted[VerbCreate] != 50 || res.Created != 45 || res.Errors[requests.ErrTooManyRequests] != 5 {
 		t.Errorf("creates: attempted %d, created %d, errors %v; want 50, 45, 429=5", res.Attempted[VerbCreate], res.Created, res.Errors)
 	}
 	if res.Attempted[VerbDelete] != 27 || res.Deleted != 27 || api.deletes != 27 {
@@ -198,7 +173,7 @@ func TestChurnLimitedShedsWhenEverySlotIsBusy(t *testing.T) {
 	// The first create holds the only slot past the end of the run: the
 	// other five creates are shed, and so is the one delete that is due
 	// (its create has not failed yet). The held create times out.
-	if res.Attempted[VerbCreate] != 6 || res.Shed[VerbCreate] != 5 || res.Errors[ErrTimeout] != 1 {
+	if res.Attempted[VerbCreate] != 6 || res.Shed[VerbCreate] != 5 || res.Errors[requests.ErrTimeout] != 1 {
 		t.Errorf("creates: attempted %d, shed %v, errors %v; want 6, create=5, timeout=1", res.Attempted[VerbCreate], res.Shed, res.Errors)
 	}
 	if res.Shed[VerbDelete] != 1 || res.Deleted != 0 {
@@ -236,16 +211,27 @@ func TestChurnOptionsValidate(t *testing.T) {
 func TestTrackerPhases(t *testing.T) {
 	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	tr := newTracker(func() time.Time { return now })
-	pod := func(uid, node string, phase corev1.PodPhase) *corev1.Pod {
+	pod := func(name, node string, phase corev1.PodPhase) *corev1.Pod {
 		p := &corev1.Pod{Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
-		p.UID = types.UID(uid)
+		p.Name, p.UID = name, types.UID(name)
+		p.CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC))
+		if phase == corev1.PodRunning {
+			// kwok writes startedAt in whole seconds.
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{
+				StartedAt: metav1.NewTime(now.Truncate(time.Second))}}}}
+		}
 		return p
 	}
+	// a is sent at 0.2s, but the watch first sees it 0.8s later: the
+	// create→schedule phase starts at the send, not at the sighting.
+	now = now.Add(200 * time.Millisecond)
+	tr.Sending("a")
+	now = now.Add(800 * time.Millisecond)
 	tr.observe(pod("a", "", corev1.PodPending))
-	tr.observe(pod("b", "", corev1.PodPending))
-	now = now.Add(time.Second)
+	tr.observe(pod("b", "", corev1.PodPending)) // not sent by us: creationTimestamp (0s)
+	now = now.Add(time.Second)                  // 2.0s
 	tr.observe(pod("a", "n1", corev1.PodPending))
-	now = now.Add(500 * time.Millisecond)
+	now = now.Add(1500 * time.Millisecond) // 3.5s; kwok's startedAt says 3s
 	tr.observe(pod("a", "n1", corev1.PodRunning))
 	unsched := pod("b", "", corev1.PodPending)
 	unsched.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
@@ -255,8 +241,31 @@ func TestTrackerPhases(t *testing.T) {
 		t.Errorf("counts %+v", c)
 	}
 	s := tr.Startup()
-	if s.CreateToSchedule.P99 != 1 || s.ScheduleToRun.P99 != 0.5 || s.CreateToRun.P99 != 1.5 {
-		t.Errorf("startup %+v, want 1s / 0.5s / 1.5s", s)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"create→schedule", s.CreateToSchedule.P99, 1.8},
+		{"schedule→run", s.ScheduleToRun.P99, 1.0},
+		{"run→watch", s.RunToWatch.P99, 0.5},
+		{"pod_startup", s.PodStartup.P99, 3.3},
+	} {
+		if math.Abs(c.got-c.want) > 1e-9 {
+			t.Errorf("%s p99 = %.3f, want %.3f", c.name, c.got, c.want)
+		}
+	}
+	if s.CreateTime != CreateTimeMixed {
+		t.Errorf("create time source %q, want %q", s.CreateTime, CreateTimeMixed)
+	}
+	pods := tr.Pods()
+	for _, p := range pods {
+		if p.Group == "" && p.Node == "n1" && !p.Created.Before(p.Scheduled) {
+			t.Errorf("a: created %s not before scheduled %s", p.Created, p.Scheduled)
+		}
+	}
+	first, _, _ := tr.Window()
+	if !first.Equal(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("first created %s: b's creationTimestamp is the earliest", first)
 	}
 }
 

@@ -217,7 +217,7 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 	for _, t := range res.Trials {
 		r := t.Result
 		fmt.Fprintf(w, "%-8s %9.1f %9.1f %9.2f %9.2f %9.0f  %-10s %.0f, %.0f, %.0f, %.0f, %.0f, %.0f\n", t.Profile, r.ScheduleRate, r.DurationSeconds,
-			r.StartupLatency.CreateToRun.P50, r.StartupLatency.CreateToRun.P99, r.Verdict.MaxPending, r.Verdict.Bottleneck,
+			r.StartupLatency.PodStartup.P50, r.StartupLatency.PodStartup.P99, r.Verdict.MaxPending, r.Verdict.Bottleneck,
 			t.CPU["kube-apiserver"], t.CPU["etcd"], t.CPU["kube-scheduler"], t.CPU["kube-controller-manager"], t.CPU["kwok-controller"], t.CPU[fleet.SelfComponent])
 		fmt.Fprintf(w, "         APF rejected %v, max queued %v\n", nonZero(t.APF.Rejected), nonZero(t.APF.MaxInQueue))
 	}

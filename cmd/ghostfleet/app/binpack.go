@@ -81,4 +81,5 @@ func printBinpack(w io.Writer, r workload.BinpackResult) {
 	}
 	fmt.Fprintf(w, "  nodes by free GPUs (0..): %v\n", r.FreeGPUsPerNode)
 	fmt.Fprintf(w, "  free GPUs on partly used nodes, unusable by a whole-node pod: %d\n", r.StrandedForWholeNode)
+	printRequests(w, r.Requests)
 }

@@ -103,13 +103,13 @@ func (o *churnOptions) run(ctx context.Context, args []string) error {
 	if err := workload.EnsureNamespace(ctx, env.clients.Admin, o.namespace); err != nil {
 		return err
 	}
-	load, err := env.clients.LoadClientset(o.namespace)
+	load, counter, err := env.clients.LoadClientset(o.namespace)
 	if err != nil {
 		return err
 	}
 	p := o.streams.printer(false)
 	defer p.Close()
-	opts.Report = p.Report
+	opts.Report, opts.Requests = p.Report, counter
 	churn, err := workload.NewChurn(workload.NewPodAPI(load, o.namespace), opts)
 	if err != nil {
 		return err
@@ -158,6 +158,9 @@ func printChurn(w io.Writer, kind string, r workload.ChurnResult) {
 		fmt.Fprintf(w, "  %-7s latency p50 %.3fs  p99 %.3fs  max %.3fs  (%d requests)\n", verb, l.P50, l.P99, l.Max, l.Count)
 	}
 	fmt.Fprintln(w, "  errors:", countsText(r.Errors))
+	if r.Requests != nil {
+		printRequests(w, *r.Requests)
+	}
 	if r.Limited {
 		fmt.Fprintf(w, "  shed (all %d slots busy): create %d, delete %d; request timeout %.1fs\n",
 			r.Concurrency, r.Shed[workload.VerbCreate], r.Shed[workload.VerbDelete], r.RequestTimeout)

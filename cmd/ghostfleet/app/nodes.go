@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/requests"
 )
 
 type nodesOptions struct {
@@ -66,7 +67,8 @@ func (o *nodesOptions) run(ctx context.Context, arg string) error {
 		return fmt.Errorf("--workers %d is out of range: allowed are 1-1024", o.workers)
 	}
 	t := o.target()
-	cs, err := t.Clientset(true)
+	counter := requests.NewCounter()
+	cs, err := t.CountedClientset(true, counter)
 	if err != nil {
 		return err
 	}
@@ -87,6 +89,7 @@ func (o *nodesOptions) run(ctx context.Context, arg string) error {
 		fmt.Fprintf(out, ", all Ready in %s", round(res.ReadyTime))
 	}
 	fmt.Fprintln(out)
+	printRequests(out, counter.Stats())
 	for profile, count := range res.OtherProfiles {
 		fmt.Fprintf(out, "  note: %d kept nodes are %s, not %s; `ghostfleet nodes 0` first for a uniform fleet\n", count, profile, gpu.Name)
 	}

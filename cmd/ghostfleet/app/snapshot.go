@@ -167,7 +167,14 @@ func (o *snapshotOptions) run(ctx context.Context) error {
 		if v.Status != results.StatusNoData {
 			value = fmt.Sprintf("%.3g (%s)", v.Value, v.Where)
 		}
-		fmt.Fprintf(w, "  %-8s %-22s ≤ %-5g worst %s\n", v.Status, v.ID, v.Threshold, value)
+		whose := ""
+		if v.Origin == metrics.OriginGhostFleet {
+			whose = "  (GhostFleet's own target, not an upstream SLO)"
+		}
+		fmt.Fprintf(w, "  %-8s %-24s ≤ %-5g worst %s%s\n", v.Status, v.ID, v.Threshold, value, whose)
+		if v.Note != "" {
+			fmt.Fprintf(w, "           %s\n", v.Note)
+		}
 		if v.Status == results.StatusFail {
 			failed++
 		}

@@ -79,4 +79,8 @@ func printTrain(w io.Writer, r workload.TrainResult) {
 	l := r.StartLatency
 	fmt.Fprintf(w, "  time to start a job (all pods running): p50 %.2fs  p99 %.2fs  max %.2fs\n", l.P50, l.P99, l.Max)
 	fmt.Fprintf(w, "  GPUs held by partly started jobs: %.0f GPU-seconds, peak %d, still held %d\n", r.PartialGPUSeconds, r.PeakPartialGPUs, r.StrandedGPUs)
+	if r.JobsNotCreated > 0 {
+		fmt.Fprintf(w, "  jobs not created (their create failed): %d\n", r.JobsNotCreated)
+	}
+	printRequests(w, r.Requests)
 }
