@@ -348,3 +348,51 @@ func TestVerdictWithoutPrometheus(t *testing.T) {
 		t.Errorf("3 pods waiting in deployment mode: %+v", v)
 	}
 }
+
+// Pods sent before the namespace's default ServiceAccount exists are
+// refused; a wait that ran out must say so, not report success.
+func TestWaitDefaultServiceAccount(t *testing.T) {
+	ctx := context.Background()
+	err := waitDefaultServiceAccount(ctx, fake.NewClientset(), "gf-load", 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "no default ServiceAccount") || !strings.Contains(err.Error(), "gf-load") {
+		t.Errorf("missing ServiceAccount: %v, want an error naming the namespace", err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "gf-load"}}
+	if err := waitDefaultServiceAccount(ctx, fake.NewClientset(sa), "gf-load", time.Second); err != nil {
+		t.Errorf("present ServiceAccount: %v", err)
+	}
+}
+
+func TestLoadRateValidation(t *testing.T) {
+	c := Capacity{FakeNodes: 10, TotalGPUs: 80, FreeGPUs: 80, MaxNodeGPUs: 8}
+	for _, tt := range []struct {
+		o    LoadOptions
+		want string
+	}{
+		{LoadOptions{Pods: 10, GPUs: 1, Mode: ModePods, Timeout: time.Minute, Rate: -1}, "rate -1 is out of range"},
+		{LoadOptions{Pods: 10, GPUs: 1, Mode: ModeDeployment, Timeout: time.Minute, Rate: 5}, "needs --mode pods"},
+	} {
+		if _, err := tt.o.Validate(c, false); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Validate(%+v) = %v, want %q", tt.o, err, tt.want)
+		}
+	}
+}
+
+// The verdict quotes the running profile's limits, not the default's.
+func TestVerdictQuotesTheProfile(t *testing.T) {
+	now := time.Now()
+	tuned := LoadOptions{Pods: 8000, Mode: ModePods, Limits: ClientLimits{Profile: "tuned", SchedulerQPS: 1000, ControllerManagerQPS: 500}}
+	v := verdict(context.Background(), tuned, LoadResult{Pods: 8000, ScheduleRate: 80}, 6000, now, now)
+	if v.Bottleneck != "scheduler" || !strings.Contains(v.Explanation, "1000 under profile tuned") || strings.Contains(v.Explanation, "50 under") {
+		t.Errorf("tuned slow verdict: %+v", v)
+	}
+	deploy := LoadOptions{Pods: 1000, Mode: ModeDeployment, Limits: ClientLimits{Profile: "default", SchedulerQPS: 50, ControllerManagerQPS: 20}}
+	v = verdict(context.Background(), deploy, LoadResult{Pods: 1000, ScheduleRate: 20}, 3, now, now)
+	if v.Bottleneck != "upstream" || !strings.Contains(v.Explanation, "20 under profile default") {
+		t.Errorf("deployment underfed verdict: %+v", v)
+	}
+	v = verdict(context.Background(), LoadOptions{Pods: 1000, Mode: ModePods}, LoadResult{Pods: 1000}, 900, now, now)
+	if !strings.Contains(v.Explanation, "not known for this cluster") {
+		t.Errorf("attached cluster verdict: %+v", v)
+	}
+}
