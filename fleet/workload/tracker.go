@@ -22,7 +22,9 @@ import (
 //   - scheduled: when the watch first saw spec.nodeName set (ms; includes
 //     the watch's delivery lag, as the apiserver's own event would not).
 //   - ran: the latest container's state.running.startedAt, written by
-//     kwok (whole seconds, like CL2's run time); zero until the pod runs.
+//     kwok (whole seconds, so held between scheduled and watched); zero
+//     until the pod runs. (ClusterLoader2 since 2024 takes run = watch,
+//     which makes its run_to_watch always 0.)
 //   - watched: when the watch first saw the pod Running (ms): CL2's
 //     watch time, the end of pod_startup.
 type podTimes struct {
@@ -174,7 +176,17 @@ func (t *Tracker) observe(p *corev1.Pod) {
 			pt.scheduled = now
 		}
 		pt.watched = now
-		pt.ran = startedAt(p)
+		// startedAt is whole seconds: never let the truncation put run
+		// before schedule or after watch.
+		if ran := startedAt(p); !ran.IsZero() {
+			switch {
+			case ran.Before(pt.scheduled):
+				ran = pt.scheduled
+			case ran.After(now):
+				ran = now
+			}
+			pt.ran = ran
+		}
 	}
 	pt.failed = p.Status.Phase == corev1.PodFailed
 	pt.unschedulable = false
