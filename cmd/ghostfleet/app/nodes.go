@@ -77,6 +77,7 @@ func (o *nodesOptions) run(ctx context.Context, arg string) error {
 	res, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: n, Profile: gpu, Workers: o.workers, WaitReady: !o.noWait, Report: p.Report})
 	p.Close()
 	if err != nil {
+		printRequests(o.streams.ErrOut, counter.Stats())
 		if t.Attached() && ctx.Err() == nil && res.Created > 0 {
 			return fmt.Errorf("%w (is a kwok controller managing fake nodes on %s?)", err, t)
 		}
