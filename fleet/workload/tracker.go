@@ -14,25 +14,23 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 )
 
-// podTimes is one pod's way to Running, as ClusterLoader2's
-// PodStartupLatency names its points: create, schedule, run, watch.
+// podTimes is one pod's way to Running, at the points ClusterLoader2's
+// PodStartupLatency names: create, schedule, run (= watch).
 //   - created: for a pod GhostFleet sent, just before the request left
 //     (client clock, ms); for any other pod, its creationTimestamp
-//     (apiserver clock, whole seconds), and createdAt says so.
+//     (apiserver clock, whole seconds), and createdBySend says which.
 //   - scheduled: when the watch first saw spec.nodeName set (ms; includes
-//     the watch's delivery lag, as the apiserver's own event would not).
-//   - ran: the latest container's state.running.startedAt, written by
-//     kwok (whole seconds, so held between scheduled and watched); zero
-//     until the pod runs. (ClusterLoader2 since 2024 takes run = watch,
-//     which makes its run_to_watch always 0.)
-//   - watched: when the watch first saw the pod Running (ms): CL2's
-//     watch time, the end of pod_startup.
+//     the watch's delivery lag).
+//   - watched: when the watch first saw the pod Running (ms). CL2 takes
+//     its run and watch points both from this one event (its run_to_watch
+//     is 0 by construction), and kwok's container startedAt has only
+//     whole seconds, so GhostFleet reports no run→watch phase.
 type podTimes struct {
-	created, scheduled, ran, watched time.Time
-	createdBySend                    bool
-	unschedulable, failed            bool
-	group                            string
-	node                             string
+	created, scheduled, watched time.Time
+	createdBySend               bool
+	unschedulable, failed       bool
+	group                       string
+	node                        string
 }
 
 // PodTimes is one tracked pod: its group (the value of the tracker's
@@ -73,11 +71,10 @@ const (
 
 // Startup is the pod startup latency split by phase, named and cut as
 // ClusterLoader2's PodStartupLatency does (create_to_schedule,
-// schedule_to_run, run_to_watch, pod_startup = create to watch).
+// schedule_to_run, pod_startup = create to watch).
 type Startup struct {
 	CreateToSchedule Percentiles `json:"createToSchedule"`
 	ScheduleToRun    Percentiles `json:"scheduleToRun"`
-	RunToWatch       Percentiles `json:"runToWatch"`
 	// PodStartup is the SLI of the pod startup SLO: create to the watch
 	// seeing the pod Running.
 	PodStartup Percentiles `json:"podStartup"`
@@ -176,17 +173,6 @@ func (t *Tracker) observe(p *corev1.Pod) {
 			pt.scheduled = now
 		}
 		pt.watched = now
-		// startedAt is whole seconds: never let the truncation put run
-		// before schedule or after watch.
-		if ran := startedAt(p); !ran.IsZero() {
-			switch {
-			case ran.Before(pt.scheduled):
-				ran = pt.scheduled
-			case ran.After(now):
-				ran = now
-			}
-			pt.ran = ran
-		}
 	}
 	pt.failed = p.Status.Phase == corev1.PodFailed
 	pt.unschedulable = false
@@ -195,18 +181,6 @@ func (t *Tracker) observe(p *corev1.Pod) {
 			pt.unschedulable = true
 		}
 	}
-}
-
-// startedAt is the latest container start, as CL2 takes the run time (zero
-// when no container reports one).
-func startedAt(p *corev1.Pod) time.Time {
-	var t time.Time
-	for _, c := range p.Status.ContainerStatuses {
-		if r := c.State.Running; r != nil && r.StartedAt.After(t) {
-			t = r.StartedAt.Time
-		}
-	}
-	return t
 }
 
 // Counts returns how many pods reached each state so far.
@@ -232,12 +206,11 @@ func (t *Tracker) Counts() Counts {
 }
 
 // Startup computes the startup latency percentiles of the pods that got
-// that far. Phases that end at a run time (whole seconds) are left out for
-// pods whose container reported no start.
+// that far.
 func (t *Tracker) Startup() Startup {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var toSchedule, toRun, toWatch, total []time.Duration
+	var toSchedule, toRun, total []time.Duration
 	sent, stamped := 0, 0
 	for _, pt := range t.pods {
 		if pt.createdBySend {
@@ -251,13 +224,10 @@ func (t *Tracker) Startup() Startup {
 		if pt.watched.IsZero() {
 			continue
 		}
+		toRun = append(toRun, pt.watched.Sub(pt.scheduled))
 		total = append(total, pt.watched.Sub(pt.created))
-		if !pt.ran.IsZero() {
-			toRun = append(toRun, pt.ran.Sub(pt.scheduled))
-			toWatch = append(toWatch, pt.watched.Sub(pt.ran))
-		}
 	}
-	s := Startup{CreateToSchedule: Summarise(toSchedule), ScheduleToRun: Summarise(toRun), RunToWatch: Summarise(toWatch), PodStartup: Summarise(total)}
+	s := Startup{CreateToSchedule: Summarise(toSchedule), ScheduleToRun: Summarise(toRun), PodStartup: Summarise(total)}
 	switch {
 	case sent > 0 && stamped > 0:
 		s.CreateTime = CreateTimeMixed
