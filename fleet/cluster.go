@@ -127,16 +127,26 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 			return UpResult{}, fmt.Errorf("prometheus port: %w; choose another with --prometheus-port", err)
 		}
 	}
+	if err := checkUserKwokConfig(ctx, opts.Profile); err != nil {
+		return UpResult{}, err
+	}
 	set, err := opts.Binaries(ctx)
 	if err != nil {
 		return UpResult{}, err
+	}
+	schedulerConfig, err := writeSchedulerConfig(opts.Name, opts.Profile)
+	if err != nil {
+		return UpResult{}, fmt.Errorf("writing the scheduler's configuration: %w", err)
 	}
 
 	state := State{Name: opts.Name, Profile: opts.Profile.Name, PrometheusPort: opts.PrometheusPort,
 		Versions: opts.Versions, Created: time.Now().UTC()}
 	done := progress.Step(report, "create", "creating cluster "+opts.Name+" (kwok binary runtime, profile "+opts.Profile.Name+")", 20*time.Second)
-	err = kwokctl(ctx, report, func(ctx context.Context) {
+	err = kwokctl(ctx, report, func(ctx context.Context) error {
 		conf := config.GetKwokctlConfiguration(ctx)
+		if err := checkKwokctlConfig(conf, opts.Profile, kwokConfigPath()); err != nil {
+			return err
+		}
 		o := &conf.Options
 		o.Runtime = "binary"
 		o.BindAddress = BindAddress
@@ -154,6 +164,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 				o.EnableCRDs = append(o.EnableCRDs, kind)
 			}
 		}
+		// The scheduler's settings go in its configuration file: its flags
+		// for them are deprecated, and ignored next to a file.
+		o.KubeSchedulerConfig = schedulerConfig
 		conf.ComponentsPatches = append(conf.ComponentsPatches, opts.Profile.patches()...)
 		// The simulator must never be the bottleneck: kwok's default of 4
 		// workers per stage lags behind a fleet created in two seconds,
@@ -162,6 +175,7 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		k.NodePlayStageParallelism = kwokParallelism
 		k.PodPlayStageParallelism = kwokParallelism
 		k.NodeLeaseParallelism = kwokParallelism
+		return nil
 	}, "create", "cluster", "--name", opts.Name, "--kubeconfig", "", "--wait", "3m")
 	done()
 	if err == nil {
@@ -178,6 +192,10 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		if derr := Delete(context.WithoutCancel(ctx), opts.Name, report); derr != nil {
 			return UpResult{}, fmt.Errorf("creating cluster %s: %w; removing the partly created cluster also failed: %v (run `ghostfleet clean`)", opts.Name, cause, derr)
 		}
+		// kwokctl removes the cluster's folder once it has saved its
+		// configuration there; before that only our file is in it.
+		_ = os.Remove(schedulerConfig)
+		_ = os.Remove(filepath.Dir(schedulerConfig))
 		return UpResult{}, fmt.Errorf("creating cluster %s: %w; the partly created cluster was removed", opts.Name, cause)
 	}
 	if err := WaitReady(ctx, opts.Name, state, report); err != nil {

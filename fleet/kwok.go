@@ -3,6 +3,7 @@ package fleet
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -29,8 +30,8 @@ var kwokMu sync.Mutex
 // lines turned into progress events. configure, when set, edits the
 // configuration objects in the context before the command reads them:
 // options kwokctl has no flag for (the bind address, the kwok controller's
-// parallelism) are set there.
-func kwokctl(ctx context.Context, report progress.Func, configure func(context.Context), args ...string) error {
+// parallelism) are set there. An error from it stops the command.
+func kwokctl(ctx context.Context, report progress.Func, configure func(context.Context) error, args ...string) error {
 	kwokMu.Lock()
 	defer kwokMu.Unlock()
 
@@ -40,18 +41,14 @@ func kwokctl(ctx context.Context, report progress.Func, configure func(context.C
 	defer logs.Close()
 
 	ctx = log.NewContext(ctx, log.NewLogger(logs, log.LevelInfo))
-	flagset := pflag.NewFlagSet("kwokctl", pflag.ContinueOnError)
-	flagset.ParseErrorsAllowlist.UnknownFlags = true
-	flagset.Usage = func() {}
-	flagset.SetOutput(io.Discard)
-	// config.InitFlags loads ~/.kwok/kwok.yaml (kwok's convention) into the
-	// context, where the commands look for their configuration.
-	ctx, err := config.InitFlags(ctx, flagset)
+	ctx, err := withKwokConfig(ctx)
 	if err != nil {
 		return err
 	}
 	if configure != nil {
-		configure(ctx)
+		if err := configure(ctx); err != nil {
+			return err
+		}
 	}
 
 	cmd := kwokctlcmd.NewCommand(ctx)
@@ -61,6 +58,30 @@ func kwokctl(ctx context.Context, report progress.Func, configure func(context.C
 	cmd.SilenceUsage = true
 	cmd.SilenceErrors = true
 	return cmd.ExecuteContext(ctx)
+}
+
+// withKwokConfig loads ~/.kwok/kwok.yaml (kwok's convention) into the
+// context, where kwokctl's commands look for their configuration.
+func withKwokConfig(ctx context.Context) (context.Context, error) {
+	flagset := pflag.NewFlagSet("kwokctl", pflag.ContinueOnError)
+	flagset.ParseErrorsAllowlist.UnknownFlags = true
+	flagset.Usage = func() {}
+	flagset.SetOutput(io.Discard)
+	return config.InitFlags(ctx, flagset)
+}
+
+// checkUserKwokConfig fails when ~/.kwok/kwok.yaml sets what would
+// replace the profile's settings or be dropped because of them, so that
+// up fails before it builds or creates anything.
+func checkUserKwokConfig(ctx context.Context, p ComponentProfile) error {
+	kwokMu.Lock()
+	defer kwokMu.Unlock()
+	ctx = log.NewContext(ctx, log.NewLogger(io.Discard, log.LevelError))
+	ctx, err := withKwokConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("reading kwok's configuration %s: %w", kwokConfigPath(), err)
+	}
+	return checkKwokctlConfig(config.GetKwokctlConfiguration(ctx), p, kwokConfigPath())
 }
 
 // loadRuntime opens an existing kwok cluster; it fails when there is none.

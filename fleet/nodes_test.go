@@ -197,29 +197,6 @@ func TestCountPodsAndGPUs(t *testing.T) {
 	}
 }
 
-func TestComponentProfiles(t *testing.T) {
-	if len(ProfileDefault.patches()) != 0 {
-		t.Error("default profile must keep upstream defaults")
-	}
-	args := map[string]string{}
-	for _, p := range ProfileTuned.patches() {
-		for _, a := range p.ExtraArgs {
-			args[p.Name+" --"+a.Key] = a.Value
-		}
-	}
-	for _, k := range []string{"kube-scheduler --kube-api-qps", "kube-controller-manager --kube-api-qps"} {
-		if args[k] == "" {
-			t.Errorf("tuned profile does not set %s", k)
-		}
-	}
-	if _, ok := args["kube-apiserver --enable-priority-and-fairness"]; ok {
-		t.Error("tuned profile must leave APF on")
-	}
-	if _, err := LookupComponentProfile("fast"); err == nil || !strings.Contains(err.Error(), "default, tuned") {
-		t.Errorf("unknown profile error = %v", err)
-	}
-}
-
 func TestParseStatCPU(t *testing.T) {
 	// utime 250 and stime 50 ticks: 3 seconds.
 	line := "1234 (kube scheduler) S 1 1234 1234 0 -1 4194560 5000 0 0 0 250 50 0 0 20 0 12 0 100 1000000 2000"

@@ -2,54 +2,123 @@ package fleet
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 )
 
-// ComponentProfile is a set of control-plane flags applied at creation.
+// ComponentProfile is a named set of control-plane settings applied when a
+// fleet is created. Its typed fields are the figures the components run
+// with, so that reports and verdicts quote them instead of restating them.
 type ComponentProfile struct {
-	Name        string
+	Name string
+	// Description says in one line what the profile sets; it is made from
+	// the fields below.
 	Description string
-	// Args maps a component to the flags it gets on top of kwokctl's.
-	Args map[string][]internalversion.ExtraArgs
+
+	Scheduler         SchedulerSettings
+	ControllerManager ControllerManagerSettings
+	APIServer         APIServerSettings
+
+	// schedulerConfig is the KubeSchedulerConfiguration kube-scheduler
+	// reads (schedconfig/<name>.yaml); Scheduler is read from it.
+	schedulerConfig []byte
 }
 
-// Component profiles. Neither uses kwokctl's --disable-qps-limits: it also
-// switches API Priority and Fairness off, and APF is part of what we study.
+// SchedulerSettings are kube-scheduler's, as its configuration file sets them.
+type SchedulerSettings struct {
+	// QPS and Burst limit the scheduler's API client, which binds every
+	// pod the scheduler places (clientConnection.qps/burst).
+	QPS, Burst int
+	// PercentageOfNodesToScore is the share of nodes the scheduler looks
+	// for feasible ones among and scores; 0 is upstream's adaptive default.
+	PercentageOfNodesToScore int
+	// ScoreWeights are the score plugin weights the profile sets, by
+	// plugin; nil keeps upstream's.
+	ScoreWeights map[string]int
+}
+
+// ControllerManagerSettings are kube-controller-manager's, given as flags:
+// it has no configuration file for them.
+type ControllerManagerSettings struct {
+	// QPS and Burst limit its API client (--kube-api-qps/--kube-api-burst),
+	// which every controller shares.
+	QPS, Burst int
+	// WorkloadSyncs is how many workers each of the ReplicaSet, Deployment
+	// and Job controllers runs (--concurrent-{replicaset,deployment,job}-syncs).
+	WorkloadSyncs int
+	// GCSyncs is the garbage collector's workers (--concurrent-gc-syncs).
+	GCSyncs int
+}
+
+// APIServerSettings are kube-apiserver's. With API Priority and Fairness on
+// (it always is here) the two limits add up to the server's total
+// concurrency, which APF shares out among priority levels.
+type APIServerSettings struct {
+	MaxRequestsInflight         int // --max-requests-inflight
+	MaxMutatingRequestsInflight int // --max-mutating-requests-inflight
+}
+
+// Component profiles. Both state every figure, the default profile too, so
+// that what reports quote is what runs whatever the binaries' own
+// defaults. Neither uses kwokctl's --disable-qps-limits: it also switches
+// API Priority and Fairness off, and APF is part of what we study.
 var (
-	ProfileDefault = ComponentProfile{
-		Name: "default",
-		Description: "upstream component defaults: scheduler client QPS 50/burst 100, " +
-			"controller-manager QPS 20/burst 30, apiserver inflight 400+200; reproduces the seed's findings",
-	}
-	ProfileTuned = ComponentProfile{
-		Name: "tuned",
-		Description: "scheduler client QPS 1000/burst 2000, controller-manager QPS 500/burst 1000 with 25 " +
-			"workers per workload controller, apiserver inflight 1200+600; APF stays on",
-		Args: map[string][]internalversion.ExtraArgs{
-			"kube-scheduler": {
-				{Key: "kube-api-qps", Value: "1000"},
-				{Key: "kube-api-burst", Value: "2000"},
-			},
-			"kube-controller-manager": {
-				{Key: "kube-api-qps", Value: "500"},
-				{Key: "kube-api-burst", Value: "1000"},
-				{Key: "concurrent-replicaset-syncs", Value: "25"},
-				{Key: "concurrent-deployment-syncs", Value: "25"},
-				{Key: "concurrent-job-syncs", Value: "25"},
-				{Key: "concurrent-gc-syncs", Value: "50"},
-			},
-			"kube-apiserver": {
-				// With APF on these two add up to the server's total
-				// concurrency, which APF shares out among priority levels.
-				{Key: "max-requests-inflight", Value: "1200"},
-				{Key: "max-mutating-requests-inflight", Value: "600"},
-			},
-		},
-	}
+	ProfileDefault = newComponentProfile("default", "upstream component defaults",
+		ControllerManagerSettings{QPS: 20, Burst: 30, WorkloadSyncs: 5, GCSyncs: 20},
+		APIServerSettings{MaxRequestsInflight: 400, MaxMutatingRequestsInflight: 200},
+		"reproduces the seed's findings")
+	ProfileTuned = newComponentProfile("tuned", "",
+		ControllerManagerSettings{QPS: 500, Burst: 1000, WorkloadSyncs: 25, GCSyncs: 50},
+		APIServerSettings{MaxRequestsInflight: 1200, MaxMutatingRequestsInflight: 600},
+		"APF stays on")
 	ComponentProfiles = []ComponentProfile{ProfileDefault, ProfileTuned}
 )
+
+// newComponentProfile reads the profile's scheduler configuration and
+// writes its description. A bad embedded file is a programming error the
+// package's tests catch.
+func newComponentProfile(name, summary string, cm ControllerManagerSettings, api APIServerSettings, note string) ComponentProfile {
+	data, err := schedulerConfigs.ReadFile("schedconfig/" + name + ".yaml")
+	if err != nil {
+		panic(err)
+	}
+	sched, err := parseSchedulerConfig(data)
+	if err != nil {
+		panic(fmt.Sprintf("schedconfig/%s.yaml: %v", name, err))
+	}
+	p := ComponentProfile{Name: name, Scheduler: sched, ControllerManager: cm, APIServer: api, schedulerConfig: data}
+	p.Description = p.describe(summary, note)
+	return p
+}
+
+func (p ComponentProfile) describe(summary, note string) string {
+	var b strings.Builder
+	if summary != "" {
+		b.WriteString(summary + ": ")
+	}
+	s := p.Scheduler
+	fmt.Fprintf(&b, "scheduler client QPS %d/burst %d scoring %s", s.QPS, s.Burst, s.NodesToScore())
+	if len(s.ScoreWeights) > 0 {
+		fmt.Fprintf(&b, " with score weights %v", s.ScoreWeights)
+	}
+	c := p.ControllerManager
+	fmt.Fprintf(&b, ", controller-manager QPS %d/burst %d with %d workers per workload controller", c.QPS, c.Burst, c.WorkloadSyncs)
+	fmt.Fprintf(&b, ", apiserver inflight %d+%d", p.APIServer.MaxRequestsInflight, p.APIServer.MaxMutatingRequestsInflight)
+	if note != "" {
+		b.WriteString("; " + note)
+	}
+	return b.String()
+}
+
+// NodesToScore says in words how many nodes the scheduler scores.
+func (s SchedulerSettings) NodesToScore() string {
+	if s.PercentageOfNodesToScore == 0 {
+		return "an adaptive share of nodes"
+	}
+	return strconv.Itoa(s.PercentageOfNodesToScore) + "% of nodes"
+}
 
 // LookupComponentProfile returns the named profile.
 func LookupComponentProfile(name string) (ComponentProfile, error) {
@@ -65,13 +134,27 @@ func LookupComponentProfile(name string) (ComponentProfile, error) {
 	return ComponentProfile{}, fmt.Errorf("unknown profile %q: allowed are %s", name, strings.Join(names, ", "))
 }
 
-// patches turns the profile into kwokctl component patches.
+// patches turns the profile's flag-borne settings into kwokctl component
+// patches. The scheduler has none: it gets everything from its
+// configuration file, and its --kube-api-qps/--kube-api-burst flags are
+// deprecated and ignored once it reads one.
 func (p ComponentProfile) patches() []internalversion.ComponentPatches {
-	var out []internalversion.ComponentPatches
-	for _, component := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		if args := p.Args[component]; len(args) > 0 {
-			out = append(out, internalversion.ComponentPatches{Name: component, ExtraArgs: args})
-		}
+	arg := func(key string, value int) internalversion.ExtraArgs {
+		return internalversion.ExtraArgs{Key: key, Value: strconv.Itoa(value)}
 	}
-	return out
+	c, a := p.ControllerManager, p.APIServer
+	return []internalversion.ComponentPatches{
+		{Name: "kube-apiserver", ExtraArgs: []internalversion.ExtraArgs{
+			arg("max-requests-inflight", a.MaxRequestsInflight),
+			arg("max-mutating-requests-inflight", a.MaxMutatingRequestsInflight),
+		}},
+		{Name: "kube-controller-manager", ExtraArgs: []internalversion.ExtraArgs{
+			arg("kube-api-qps", c.QPS),
+			arg("kube-api-burst", c.Burst),
+			arg("concurrent-replicaset-syncs", c.WorkloadSyncs),
+			arg("concurrent-deployment-syncs", c.WorkloadSyncs),
+			arg("concurrent-job-syncs", c.WorkloadSyncs),
+			arg("concurrent-gc-syncs", c.GCSyncs),
+		}},
+	}
 }

@@ -76,7 +76,11 @@ kube-apiserver /readyz and for Prometheus to scrape every component, and
 scale the fleet to --nodes fake GPU nodes.
 
 Running it on a fleet that is up says so and changes nothing; on a fleet
-whose processes are gone (e.g. after a reboot) it starts them again.`,
+whose processes are gone (e.g. after a reboot) it starts them again.
+
+Control-plane profiles (--profile); kube-scheduler reads its settings from a
+KubeSchedulerConfiguration file (--config), the others get flags:
+` + profileHelp(),
 		Example: `  ghostfleet up                         # 1,000 DGX H100 nodes, upstream defaults
   ghostfleet up --profile tuned --nodes 100 --gpu-profile dgx-a100-80gb
   ghostfleet up --binary prometheus=/usr/bin/prometheus`,
@@ -89,13 +93,13 @@ whose processes are gone (e.g. after a reboot) it starts them again.`,
 	fs := cmd.Flags()
 	fs.IntVar(&o.nodes, "nodes", 1000, fmt.Sprintf("fake GPU nodes to create (0-%d)", fleet.MaxNodes))
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU server the nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
-	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: default (upstream) or tuned (raised client QPS, APF on)")
+	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: "+strings.Join(profileNames(), " or ")+" (listed above)")
 	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
 	fs.BoolVar(&o.dcgm, "dcgm", false, "every node serves dcgm-exporter's GPU series (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE per GPU) for Prometheus; costs a scrape per node every 15s")
 	o.bins.add(fs)
 	_ = cmd.RegisterFlagCompletionFunc("gpu-profile", fixed(fleet.GPUProfileNames()...))
-	_ = cmd.RegisterFlagCompletionFunc("profile", fixed("default", "tuned"))
+	_ = cmd.RegisterFlagCompletionFunc("profile", fixed(profileNames()...))
 	return cmd
 }
 
@@ -166,6 +170,22 @@ func (o *upOptions) run(ctx context.Context) error {
 	return nil
 }
 
+func profileNames() []string {
+	names := make([]string, len(fleet.ComponentProfiles))
+	for i, p := range fleet.ComponentProfiles {
+		names[i] = p.Name
+	}
+	return names
+}
+
+func profileHelp() string {
+	var b strings.Builder
+	for _, p := range fleet.ComponentProfiles {
+		fmt.Fprintf(&b, "  %-8s %s\n", p.Name, p.Description)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 func installDCGM(ctx context.Context, t fleet.Target, gpu fleet.GPUProfile) error {
 	cfg, err := t.RESTConfig()
 	if err != nil {
@@ -182,6 +202,9 @@ func installDCGM(ctx context.Context, t fleet.Target, gpu fleet.GPUProfile) erro
 }
 
 func printAccess(out interface{ Write([]byte) (int, error) }, t fleet.Target, s fleet.State) {
+	if p, err := fleet.LookupComponentProfile(s.Profile); err == nil {
+		fmt.Fprintf(out, "  profile:    %s: %s\n", p.Name, p.Description)
+	}
 	fmt.Fprintf(out, "  kubeconfig: %s\n", t.Kubeconfig)
 	fmt.Fprintf(out, "  prometheus: %s\n", s.PrometheusURL())
 	fmt.Fprintf(out, "  try:        kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", t.Kubeconfig)
