@@ -96,8 +96,11 @@ func apiSpark(m MetricsView, c sloClass, note string) spark {
 	window := model.Duration(c.query.Expr.Window).String() // as PromQL writes it: 5m
 	if len(lat.Worst) > 0 {
 		s.detail = lat.Series
-		s.caption = fmt.Sprintf("SLI over %s · worst of %d series", window, lat.Of)
-		s.detailCaption = fmt.Sprintf("worst of %d: %s · SLI over %s", lat.Of, lat.Series, window)
+		s.captions = []string{fmt.Sprintf("SLI over %s · worst of %d series", window, lat.Of)}
+		s.detailCaptions = []string{
+			fmt.Sprintf("worst of %d: %s · SLI over %s", lat.Of, lat.Series, window),
+			fmt.Sprintf("worst %s · SLI %s", lat.Series, window),
+		}
 	}
 	if note == "" && !m.At.IsZero() {
 		s.note = fmt.Sprintf("no %s calls in the last %s (SLI %s)", c.name, window, c.query.Expr.Metric)

@@ -51,7 +51,7 @@ func TestAPISparkTitleAndCaption(t *testing.T) {
 	pinProfile(t, termenv.Ascii)
 	th := NewTheme(false)
 	m := sampleMetrics()
-	m.API["sli-list-namespace-p99"] = APILatency{Worst: []float64{0.21}, Series: "configmaps", Of: 3}
+	m.API["sli-list-namespace-p99"] = APILatency{Worst: []float64{0.21}, Series: "limitranges", Of: 2}
 	tests := []struct {
 		class, w, h            int
 		wantTitle, wantCaption string
@@ -63,8 +63,9 @@ func TestAPISparkTitleAndCaption(t *testing.T) {
 		{0, 36, 9, "API p99 mutating  290ms  SLO 1s", "worst of 2: POST pods · SLI over 5m"},
 		// Too low for a caption.
 		{0, 36, 2, "API p99 mutating  290ms  SLO 1s", ""},
-		// The longest class closes up rather than lose its SLO.
-		{2, 36, 9, "API p99 LIST namespace 210ms SLO 5s", "worst of 3: configmaps · SLI over 5m"},
+		// The longest class closes up rather than lose its SLO, and the
+		// caption shortens rather than be cut.
+		{2, 36, 9, "API p99 LIST namespace 210ms SLO 5s", "worst limitranges · SLI 5m"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s-%dx%d", sloClasses[tt.class].name, tt.w, tt.h), func(t *testing.T) {

@@ -78,10 +78,12 @@ func warnIf(th Theme, n int, format string) string {
 // spark is one sparkline: recent values, the current one and a limit line.
 type spark struct {
 	title string
-	// detail follows the title when it fits (the worst series); caption
-	// is a line over the graph when there is room, detailCaption its
-	// wording when the title had no room for the detail.
-	detail, caption, detailCaption string
+	// detail follows the title when it fits (the worst series). A
+	// caption is a line over the graph when there is room: the first of
+	// captions that fits, or of detailCaptions when the title had no
+	// room for the detail; the last one is cut if none fits.
+	detail                   string
+	captions, detailCaptions []string
 
 	values    []float64
 	unit      func(float64) string
@@ -100,11 +102,17 @@ func renderSpark(th Theme, s spark, w, h int) (title, body string) {
 		}
 		return s.title + th.Dim.Render(s.limitText("  ")), th.Dim.Render(note)
 	}
-	title, caption := sparkTitle(th, s, w)
-	if caption != "" && h >= 3 {
+	title, captions := sparkTitle(th, s, w)
+	caption := ""
+	if len(captions) > 0 && h >= 3 {
 		h--
-	} else {
-		caption = ""
+		caption = captions[len(captions)-1]
+		for _, c := range captions {
+			if ansi.StringWidth(c) <= w {
+				caption = c
+				break
+			}
+		}
 	}
 	series := [][]float64{s.values}
 	if s.limit > 0 {
@@ -152,9 +160,10 @@ func (s spark) limitText(sep string) string {
 }
 
 // sparkTitle is the title of s with values, at most w wide when it can
-// be: the detail goes to the caption when it does not fit, and the
-// spacing closes up before the limit is cut off.
-func sparkTitle(th Theme, s spark, w int) (title, caption string) {
+// be, and the captions that go with it: the detail goes to the caption
+// when it does not fit, and the spacing closes up before the limit is
+// cut off.
+func sparkTitle(th Theme, s spark, w int) (title string, captions []string) {
 	cur := s.values[len(s.values)-1]
 	style := lipgloss.NewStyle()
 	if s.limit > 0 {
@@ -167,19 +176,19 @@ func sparkTitle(th Theme, s spark, w int) (title, caption string) {
 		return ansi.StringWidth(head+sep+s.unit(cur)+s.limitText(sep)) <= w
 	}
 	head := s.title
-	caption = s.caption
+	captions = s.captions
 	if s.detail != "" {
 		if fits(head+" · "+s.detail, "  ") {
 			head += " · " + s.detail
 		} else {
-			caption = s.detailCaption
+			captions = s.detailCaptions
 		}
 	}
 	sep := "  "
 	if !fits(head, sep) {
 		sep = " "
 	}
-	return head + sep + style.Render(s.unit(cur)) + th.Dim.Render(s.limitText(sep)), caption
+	return head + sep + style.Render(s.unit(cur)) + th.Dim.Render(s.limitText(sep)), captions
 }
 
 func flat(v float64, n int) []float64 {
