@@ -78,12 +78,12 @@ var Catalog = withPromQL([]Query{
 	},
 	{
 		ID: "sli-mutating-p99", Title: "Mutating API calls p99 (SLI) by resource and verb", Unit: "seconds",
-		Expr: p99("apiserver_request_sli_duration_seconds", sliWindow, labels("resource", "subresource", "verb"), re("verb", "POST|PUT|PATCH|DELETE")),
-		SLO:  upstreamAPISLO(1, "mutating API calls: p99 ≤ 1s per resource and verb over 5 minutes"),
+		Expr: p99("apiserver_request_sli_duration_seconds", sliWindow, labels("resource", "subresource", "verb"), re("verb", "POST|PUT|PATCH|DELETE"), eq("scope", "resource")),
+		SLO:  upstreamAPISLO(1, "mutating API calls on single objects (scope resource, creates included): p99 ≤ 1s per resource and verb over 5 minutes"),
 	},
 	{
 		ID: "sli-read-single-p99", Title: "Single-object reads p99 (SLI) by resource", Unit: "seconds",
-		Expr: p99("apiserver_request_sli_duration_seconds", sliWindow, labels("resource", "subresource"), eq("verb", "GET")),
+		Expr: p99("apiserver_request_sli_duration_seconds", sliWindow, labels("resource", "subresource"), eq("verb", "GET"), eq("scope", "resource")),
 		SLO:  upstreamAPISLO(1, "read-only calls on a single object (scope resource): p99 ≤ 1s per resource over 5 minutes"),
 	},
 	{

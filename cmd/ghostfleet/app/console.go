@@ -39,9 +39,11 @@ func newConsoleCommand(g *globals) *cobra.Command {
 		Short: "The mission console: fleet map, GPU allocation, control-plane sparklines, runs",
 		Long: `Open the mission console on GhostFleet's fleet (bringing it up with the
 defaults of ` + "`ghostfleet up`" + ` if it is not running): a map of every node colored
-by the GPUs allocated on it, GPU and pod counts, sparklines of API call
-latency p99, scheduler throughput, APF rejections and etcd's database size
-with their SLO lines, and the runs in progress. ` + "`ghostfleet`" + ` alone opens it.
+by the GPUs allocated on it, GPU and pod counts, sparklines of the API call
+latency SLI (p99 over 5 minutes, one SLO class at a time with its upstream
+threshold; v cycles mutating, GET, LIST namespace, LIST cluster), scheduler
+throughput, APF rejections and etcd's database size against the running
+etcd's quota, and the runs in progress. ` + "`ghostfleet`" + ` alone opens it.
 
 Keys start the same runs as the subcommands (l load, c churn, C
 churn-limited, t training jobs, n nodes, b ClusterLoader2, f faults,
