@@ -110,7 +110,7 @@ var Catalog = withPromQL([]Query{
 	{
 		ID: "scheduling-sli-p99", Title: "End-to-end scheduling latency p99", Unit: "seconds",
 		Expr: p99("scheduler_pod_scheduling_sli_duration_seconds", sliWindow, nil),
-		SLO:  ownTarget(5, "GhostFleet's own target, not an upstream SLO: scheduling latency (scheduler_pod_scheduling_sli_duration_seconds) p99 ≤ 5s over 5 minutes"),
+		SLO:  ownTarget(5, "scheduling latency (scheduler_pod_scheduling_sli_duration_seconds): p99 ≤ 5s over 5 minutes"),
 	},
 	{
 		ID: "etcd-request-p99", Title: "etcd request latency p99 by operation", Unit: "seconds",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -149,6 +150,7 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 	"uplot":  func() template.JS { return template.JS(uplotJS) },
 	"params": paramsText,
 	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+	"base":   path.Base,
 	"sec":    cl2Seconds,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -174,7 +176,7 @@ Versions: <code>{{params .Run.Fleet.Versions}}</code></p>
 <h2>SLOs</h2>
 <table><tr><th>SLO</th><th>whose</th><th>threshold</th><th>worst value</th><th>where</th><th>status</th><th>source</th></tr>
 {{range .Verdicts}}<tr><td>{{.Description}}{{if .Note}}<br><span class="muted">{{.Note}}</span>{{end}}</td>
-<td>{{if eq .Origin "ghostfleet"}}GhostFleet's own target, not an upstream SLO{{else}}{{.Origin}}{{end}}{{if .Definition}}<br><span class="muted">{{.Definition}}</span>{{end}}</td>
+<td>{{if eq .Origin "ghostfleet"}}GhostFleet's own target, not an upstream SLO{{else}}{{.Origin}}{{end}}{{if .Definition}}<br><span class="muted" title="{{.Definition}}">sig-scalability {{base .Definition}}</span>{{end}}</td>
 <td>{{.Threshold}}</td><td>{{if ne .Status "no data"}}{{printf "%.3g" .Value}}{{end}}</td><td>{{.Where}}</td>
 <td class="{{if eq .Status "pass"}}pass{{else if eq .Status "fail"}}fail{{else}}nodata{{end}}">{{.Status}}</td><td>{{.Source}}</td></tr>
 {{end}}</table>
