@@ -144,9 +144,6 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	done := progress.Step(report, "create", "creating cluster "+opts.Name+" (kwok binary runtime, profile "+opts.Profile.Name+")", 20*time.Second)
 	err = kwokctl(ctx, report, func(ctx context.Context) error {
 		conf := config.GetKwokctlConfiguration(ctx)
-		if err := checkKwokctlConfig(conf, opts.Profile, kwokConfigPath()); err != nil {
-			return err
-		}
 		o := &conf.Options
 		o.Runtime = "binary"
 		o.BindAddress = BindAddress

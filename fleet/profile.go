@@ -127,11 +127,16 @@ func LookupComponentProfile(name string) (ComponentProfile, error) {
 			return p, nil
 		}
 	}
+	return ComponentProfile{}, fmt.Errorf("unknown profile %q: allowed are %s", name, strings.Join(ComponentProfileNames(), ", "))
+}
+
+// ComponentProfileNames lists the profiles' names.
+func ComponentProfileNames() []string {
 	names := make([]string, len(ComponentProfiles))
 	for i, p := range ComponentProfiles {
 		names[i] = p.Name
 	}
-	return ComponentProfile{}, fmt.Errorf("unknown profile %q: allowed are %s", name, strings.Join(names, ", "))
+	return names
 }
 
 // patches turns the profile's flag-borne settings into kwokctl component

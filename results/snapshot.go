@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -214,7 +215,7 @@ func podStartupVerdict(runs []Record) Verdict {
 		}
 		if res.Pattern != workloadSteady {
 			bursts = append(bursts, fmt.Sprintf("%s (%s: scheduled %.0f pods/s, up to %.0f waiting to be bound, pod_startup p99 %.2fs)",
-				r.ID, orBurst(res.Pattern), res.ScheduleRate, res.Verdict.MaxPending, res.StartupLatency.PodStartup.P99))
+				r.ID, cmp.Or(res.Pattern, "burst"), res.ScheduleRate, res.Verdict.MaxPending, res.StartupLatency.PodStartup.P99))
 			continue
 		}
 		if p99 := res.StartupLatency.PodStartup.P99; v.Status == StatusNoData || p99 > v.Value {
@@ -233,13 +234,6 @@ func podStartupVerdict(runs []Record) Verdict {
 // workloadSteady is workload.PatternSteady (results cannot import the
 // workload package, which writes records through this one).
 const workloadSteady = "steady"
-
-func orBurst(pattern string) string {
-	if pattern == "" {
-		return "a burst"
-	}
-	return "a " + pattern
-}
 
 // cl2PodStartupP99 is the SLO figure of a cl2 run: pod_startup p99 of
 // the measurement CL2's density tests (and ours) call PodStartupLatency,

@@ -149,6 +149,8 @@ func statusKind(code int) string {
 	switch {
 	case code == http.StatusTooManyRequests:
 		return ErrTooManyRequests
+	case code == http.StatusGatewayTimeout: // the apiserver's own request timeout
+		return ErrTimeout
 	case code >= 500:
 		return ErrServer
 	case code >= 400:

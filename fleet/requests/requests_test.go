@@ -86,14 +86,14 @@ func TestTypedClientRetriesWithoutCounter(t *testing.T) {
 }
 
 func TestCounterKinds(t *testing.T) {
-	codes := map[string]int{"/ok": 201, "/conflict": 409, "/boom": 500}
+	codes := map[string]int{"/ok": 201, "/conflict": 409, "/boom": 500, "/slow": 504}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(codes[r.URL.Path])
 	}))
 	defer srv.Close()
 	c := NewCounter()
 	client := &http.Client{Transport: c.Wrap(http.DefaultTransport)}
-	for _, path := range []string{"/ok", "/ok", "/conflict", "/boom"} {
+	for _, path := range []string{"/ok", "/ok", "/conflict", "/boom", "/slow"} {
 		resp, err := client.Post(srv.URL+path, "text/plain", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -107,9 +107,9 @@ func TestCounterKinds(t *testing.T) {
 		t.Fatal("a cancelled request succeeded")
 	}
 	s := c.Stats()
-	want := Stats{Sent: map[string]int{"POST": 4, "DELETE": 1}, Succeeded: 2, Errors: map[string]int{ErrClient: 1, ErrServer: 1}, Cancelled: 1}
-	if s.Succeeded != want.Succeeded || s.Cancelled != 1 || s.Sent["POST"] != 4 || s.Sent["DELETE"] != 1 ||
-		s.Errors[ErrClient] != 1 || s.Errors[ErrServer] != 1 || s.Failed() != 2 {
+	want := Stats{Sent: map[string]int{"POST": 5, "DELETE": 1}, Succeeded: 2, Errors: map[string]int{ErrClient: 1, ErrServer: 1, ErrTimeout: 1}, Cancelled: 1}
+	if s.Succeeded != want.Succeeded || s.Cancelled != 1 || s.Sent["POST"] != 5 || s.Sent["DELETE"] != 1 ||
+		s.Errors[ErrClient] != 1 || s.Errors[ErrServer] != 1 || s.Errors[ErrTimeout] != 1 || s.Failed() != 3 {
 		t.Errorf("stats = %+v, want %+v", s, want)
 	}
 }

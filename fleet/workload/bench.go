@@ -137,6 +137,7 @@ func loadTrial(ctx context.Context, b BenchFleet, profile fleet.ComponentProfile
 	opts.RunID = "bench-load-" + profile.Name
 	opts.PrometheusURL = b.prometheusURL()
 	opts.Report = b.Report
+	opts.Limits = LimitsOf(profile)
 	start := time.Now()
 	res, _, err := Load(ctx, clients, opts)
 	if err != nil {

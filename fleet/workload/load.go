@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
+	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/metrics"
@@ -107,10 +108,13 @@ type ClientLimits struct {
 }
 
 // Load patterns: a steady run is paced below capacity and is what the
-// pod startup SLO is defined on; a burst asks how fast the fleet fills.
+// pod startup SLO is defined on; a burst asks how fast the fleet fills; a
+// run paced faster than the scheduler binds queues like a burst and is
+// judged like one.
 const (
-	PatternSteady = "steady"
-	PatternBurst  = "burst"
+	PatternSteady        = "steady"
+	PatternBurst         = "burst"
+	PatternAboveCapacity = "paced above capacity"
 )
 
 // LoadResult is what a load run measured. Durations are seconds from the
@@ -194,6 +198,8 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 	res.CreateErrors = int(createErrs.Load())
 	if opts.Mode != ModePods && firstErr != nil {
 		createDone()
+		res.Requests = r.requests.Stats()
+		rec.Ended, rec.Outcome, rec.Result = time.Now().UTC(), "failed: creating the "+opts.Mode+": "+requests.Classify(firstErr), res
 		return res, rec, fmt.Errorf("creating the %s: %w", opts.Mode, firstErr)
 	}
 
@@ -230,6 +236,9 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 		res.ScheduleRate = float64(res.Scheduled) / lastScheduled.Sub(firstSeen).Seconds()
 	}
 	res.Verdict = verdict(ctx, opts, res, maxBacklog, start, end)
+	if res.Pattern == PatternSteady && res.Verdict.Bottleneck == "scheduler" {
+		res.Pattern = PatternAboveCapacity
+	}
 	res.Requests = r.requests.Stats()
 
 	rec.Ended = end.UTC()
@@ -285,6 +294,9 @@ func createPaced(ctx context.Context, cs kubernetes.Interface, tracker *Tracker,
 			break
 		}
 		wg.Go(func() { first.record(createPod(ctx, cs, tracker, opts, i), ctx, errs) })
+		if i%max(1, int(opts.Rate)) == 0 { // about once a second
+			opts.Report(progress.Event{Kind: progress.Update, Step: "create", Done: i, Total: opts.Pods})
+		}
 	}
 	wg.Wait()
 	return first.err
@@ -415,6 +427,21 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 			"(%.0f pods/s created, %.0f pods/s scheduled)%s; the limit is %s", v.MaxPending, res.CreateRate, res.ScheduleRate, promNote, upstream)
 	}
 	return v
+}
+
+// LimitsOf are the client limits profile runs with.
+func LimitsOf(p fleet.ComponentProfile) ClientLimits {
+	return ClientLimits{Profile: p.Name, SchedulerQPS: p.Scheduler.QPS, ControllerManagerQPS: p.ControllerManager.QPS}
+}
+
+// LimitsNamed are the limits of the profile called name; zero when no
+// profile has that name (an attached cluster's profile is unknown).
+func LimitsNamed(name string) ClientLimits {
+	p, err := fleet.LookupComponentProfile(name)
+	if err != nil {
+		return ClientLimits{}
+	}
+	return LimitsOf(p)
 }
 
 // describe names a QPS limit with the profile it comes from.

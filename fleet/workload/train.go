@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -104,6 +105,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	}
 	p.Spec.RestartPolicy = corev1.RestartPolicyNever
 	indexed := batchv1.IndexedCompletion
+	var firstErr error
 	for j := 0; j < opts.Jobs; j++ {
 		name := fmt.Sprintf("%s-%04d", opts.RunID, j)
 		created[name] = time.Now()
@@ -111,16 +113,21 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelRun: opts.RunID}},
 			Spec:       batchv1.JobSpec{Parallelism: &n, Completions: &n, CompletionMode: &indexed, Template: p},
 		}, metav1.CreateOptions{})
-		switch {
-		case ctx.Err() != nil:
-		case err != nil && res.JobsNotCreated == j: // not one job got through: nothing to measure
-			createDone()
-			res.Requests = r.requests.Stats()
-			return res, rec, fmt.Errorf("creating job %s: %w", name, err)
-		case err != nil:
+		if ctx.Err() != nil {
+			delete(created, name)
+			break
+		}
+		if err != nil {
 			res.JobsNotCreated++
 			delete(created, name)
+			firstErr = cmp.Or(firstErr, err)
 		}
+	}
+	if res.JobsNotCreated == opts.Jobs { // not one job got through: nothing to measure
+		createDone()
+		res.Requests, res.Outcome = r.requests.Stats(), "failed"
+		rec.Ended, rec.Outcome, rec.Result = time.Now().UTC(), "failed: every job create failed", res
+		return res, rec, fmt.Errorf("every job create failed; first error: %w", firstErr)
 	}
 	w := waitRunning(ctx, tracker, waitOptions{
 		Expect: (opts.Jobs - res.JobsNotCreated) * opts.PodsPerJob, Total: opts.Jobs * opts.PodsPerJob,

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/results"
@@ -102,7 +101,7 @@ func (o *loadOptions) run(ctx context.Context, args []string) error {
 	opts := workload.LoadOptions{
 		RunID: runID("load"), Namespace: o.namespace, Pods: pods, GPUs: gpus, Mode: o.mode,
 		Timeout: o.timeout, Workers: o.workers, PrometheusURL: env.prometheusURL, Report: p.Report,
-		Preflight: o.preflight, Rate: o.rate, Limits: clientLimits(env.profile),
+		Preflight: o.preflight, Rate: o.rate, Limits: workload.LimitsNamed(env.profile),
 	}
 	warnings, err := opts.Validate(capacity, o.allowUnschedulable)
 	if err != nil {
@@ -128,16 +127,6 @@ func (o *loadOptions) run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// clientLimits are the named profile's client QPS settings; zero when the
-// fleet's profile is unknown (an attached cluster).
-func clientLimits(profile string) workload.ClientLimits {
-	p, err := fleet.LookupComponentProfile(profile)
-	if err != nil {
-		return workload.ClientLimits{}
-	}
-	return workload.ClientLimits{Profile: p.Name, SchedulerQPS: p.Scheduler.QPS, ControllerManagerQPS: p.ControllerManager.QPS}
-}
-
 func printLoad(w io.Writer, r workload.LoadResult) {
 	status := ""
 	switch {
@@ -146,9 +135,9 @@ func printLoad(w io.Writer, r workload.LoadResult) {
 	case r.TimedOut:
 		status = " — timed out"
 	}
-	pattern := "burst"
-	if r.Pattern == workload.PatternSteady {
-		pattern = fmt.Sprintf("steady, %g pods/s", r.TargetRate)
+	pattern := r.Pattern
+	if r.TargetRate > 0 {
+		pattern = fmt.Sprintf("%s, %g pods/s", r.Pattern, r.TargetRate)
 	}
 	fmt.Fprintf(w, "load: %d pods × %d GPU (%s mode, %s)%s\n", r.Pods, r.GPUsPerPod, r.Mode, pattern, status)
 	if r.CreateSeconds > 0 {
@@ -194,7 +183,10 @@ func printLoad(w io.Writer, r workload.LoadResult) {
 // says why a burst is not held against it.
 func startupJudgement(r workload.LoadResult) string {
 	p99 := r.StartupLatency.PodStartup.P99
-	if r.Pattern != workload.PatternSteady {
+	switch r.Pattern {
+	case workload.PatternAboveCapacity:
+		return fmt.Sprintf("pod_startup p99 %.2fs: paced faster than the scheduler binds (pods queued), so not steady state and not judged against the pod startup SLO; lower --rate", p99)
+	case workload.PatternBurst:
 		return fmt.Sprintf("pod_startup p99 %.2fs: a burst, not judged against the pod startup SLO (defined for steady state; use --rate)", p99)
 	}
 	verb := "meets"
@@ -220,5 +212,5 @@ func printRequests(w io.Writer, s requests.Stats) {
 	if s.Cancelled > 0 {
 		line += fmt.Sprintf(", %d cancelled", s.Cancelled)
 	}
-	fmt.Fprintln(w, line+"; none retried")
+	fmt.Fprintln(w, line+"; no 429 or 5xx retried")
 }

@@ -26,7 +26,9 @@ func TestPrintLoadJudgesOnlySteadyRuns(t *testing.T) {
 			[]string{"steady, 20 pods/s", "pod_startup p99 9.00s misses the upstream pod startup SLO"}, nil},
 		{"rejections", workload.LoadResult{Pods: 5, Requests: requests.Stats{Sent: map[string]int{"POST": 5}, Succeeded: 2, Rejected: 3,
 			Errors: map[string]int{requests.ErrTooManyRequests: 3}}},
-			[]string{"requests: 5 sent, 2 ok, 3 rejected by APF (429); none retried"}, nil},
+			[]string{"requests: 5 sent, 2 ok, 3 rejected by APF (429); no 429 or 5xx retried"}, nil},
+		{"paced above capacity", workload.LoadResult{Pods: 100, Running: 100, Pattern: workload.PatternAboveCapacity, TargetRate: 500, StartupLatency: startup},
+			[]string{"paced above capacity, 500 pods/s", "not steady state and not judged"}, []string{"misses", "meets"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,13 +49,13 @@ func TestPrintLoadJudgesOnlySteadyRuns(t *testing.T) {
 }
 
 func TestClientLimitsComeFromTheProfile(t *testing.T) {
-	if l := clientLimits("tuned"); l.SchedulerQPS <= 50 || l.Profile != "tuned" {
+	if l := workload.LimitsNamed("tuned"); l.SchedulerQPS <= 50 || l.Profile != "tuned" {
 		t.Errorf("tuned limits %+v", l)
 	}
-	if l := clientLimits("default"); l.SchedulerQPS != 50 || l.ControllerManagerQPS != 20 {
+	if l := workload.LimitsNamed("default"); l.SchedulerQPS != 50 || l.ControllerManagerQPS != 20 {
 		t.Errorf("default limits %+v, want the upstream 50 and 20", l)
 	}
-	if l := clientLimits(""); l != (workload.ClientLimits{}) {
+	if l := workload.LimitsNamed(""); l != (workload.ClientLimits{}) {
 		t.Errorf("an attached cluster's limits are unknown, got %+v", l)
 	}
 }

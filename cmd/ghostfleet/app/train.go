@@ -67,10 +67,13 @@ func (o *trainOptions) run(ctx context.Context) error {
 	}
 	res, rec, err := workload.Train(ctx, env.clients, o.opts)
 	p.Close()
-	if err != nil {
+	if err != nil && rec.Outcome == "" {
 		return err
 	}
-	return env.report(ctx, o.streams, o.output, o.resultsDir, o.opts.Namespace, rec, res, func(w io.Writer) { printTrain(w, res) })
+	if rerr := env.report(ctx, o.streams, o.output, o.resultsDir, o.opts.Namespace, rec, res, func(w io.Writer) { printTrain(w, res) }); rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 func printTrain(w io.Writer, r workload.TrainResult) {

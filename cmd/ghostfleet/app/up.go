@@ -93,13 +93,13 @@ KubeSchedulerConfiguration file (--config), the others get flags:
 	fs := cmd.Flags()
 	fs.IntVar(&o.nodes, "nodes", 1000, fmt.Sprintf("fake GPU nodes to create (0-%d)", fleet.MaxNodes))
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU server the nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
-	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: "+strings.Join(profileNames(), " or ")+" (listed above)")
+	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: "+strings.Join(fleet.ComponentProfileNames(), " or ")+" (listed above)")
 	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
 	fs.BoolVar(&o.dcgm, "dcgm", false, "every node serves dcgm-exporter's GPU series (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE per GPU) for Prometheus; costs a scrape per node every 15s")
 	o.bins.add(fs)
 	_ = cmd.RegisterFlagCompletionFunc("gpu-profile", fixed(fleet.GPUProfileNames()...))
-	_ = cmd.RegisterFlagCompletionFunc("profile", fixed(profileNames()...))
+	_ = cmd.RegisterFlagCompletionFunc("profile", fixed(fleet.ComponentProfileNames()...))
 	return cmd
 }
 
@@ -168,14 +168,6 @@ func (o *upOptions) run(ctx context.Context) error {
 	}
 	printAccess(out, target, res.State)
 	return nil
-}
-
-func profileNames() []string {
-	names := make([]string, len(fleet.ComponentProfiles))
-	for i, p := range fleet.ComponentProfiles {
-		names[i] = p.Name
-	}
-	return names
 }
 
 func profileHelp() string {
