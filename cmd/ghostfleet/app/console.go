@@ -298,9 +298,16 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 		tui.ActLoad: {
 			Name: "Load: N pods of G GPUs",
 			Fields: []tui.Field{f("pods", "8000", "N"), f("GPUs per pod", "1", "G"),
-				f("mode", "pods", "pods, deployment or job")},
-			Describe: func(v []string) string { return fmt.Sprintf("load %s×%s", v[0], v[1]) },
-			Run:      o.command(lineWith("verdict"), func(v []string) []string { return []string{"load", v[0], v[1], "--mode", v[2]} }),
+				f("mode", "pods", "pods, deployment or job"), f("rate", "0", "pods/s, paced (steady state); 0 = a burst")},
+			Describe: func(v []string) string {
+				if v[3] != "0" {
+					return fmt.Sprintf("load %s×%s at %s/s", v[0], v[1], v[3])
+				}
+				return fmt.Sprintf("load %s×%s", v[0], v[1])
+			},
+			Run: o.command(lineWith("verdict"), func(v []string) []string {
+				return []string{"load", v[0], v[1], "--mode", v[2], "--rate", v[3]}
+			}),
 		},
 		tui.ActChurn: {
 			Name:     "Churn: open-loop create/delete",
