@@ -176,6 +176,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	}, "create", "cluster", "--name", opts.Name, "--kubeconfig", "", "--wait", "3m")
 	done()
 	if err == nil {
+		err = restrictSecrets(clusterWorkdir(opts.Name))
+	}
+	if err == nil {
 		err = setUpStages(ctx, opts.Name, report)
 	}
 	if err == nil {
@@ -209,6 +212,10 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 	if state.Profile != opts.Profile.Name {
 		return UpResult{State: state}, fmt.Errorf("%w: fleet %s is up with profile %q, not %q: run `ghostfleet clean` and then `ghostfleet up --profile %s`",
 			ErrProfileMismatch, opts.Name, state.Profile, opts.Profile.Name, opts.Profile.Name)
+	}
+	// Fleets made before GhostFleet closed their keys get closed here.
+	if err := restrictSecrets(clusterWorkdir(opts.Name)); err != nil {
+		return UpResult{State: state}, fmt.Errorf("restricting cluster %s's keys to their owner: %w", opts.Name, err)
 	}
 	running, err := Running(ctx, opts.Name)
 	if err != nil {

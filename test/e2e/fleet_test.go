@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,27 @@ func TestFleetLifecycle(t *testing.T) {
 		for _, l := range listeners {
 			if !strings.HasPrefix(l.addr, "127.0.0.1:") {
 				t.Errorf("%s listens on %s", l.process, l.addr)
+			}
+		}
+	})
+
+	t.Run("keys and kubeconfigs are the owner's only", func(t *testing.T) {
+		dir := filepath.Dir(fleet.Own(cluster).Kubeconfig)
+		keys, _ := filepath.Glob(filepath.Join(dir, "pki", "*.key"))
+		if len(keys) == 0 {
+			t.Fatalf("no private keys under %s/pki", dir)
+		}
+		want := map[string]os.FileMode{dir: 0o700, filepath.Join(dir, "pki"): 0o700, fleet.Own(cluster).Kubeconfig: 0o600}
+		for _, k := range keys {
+			want[k] = 0o600
+		}
+		for path, mode := range want {
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != mode {
+				t.Errorf("%s: mode %o, want %o", path, st.Mode().Perm(), mode)
 			}
 		}
 	})
