@@ -86,7 +86,32 @@ type LoadTrial struct {
 	Profile string             `json:"profile"`
 	Result  LoadResult         `json:"result"`
 	CPU     map[string]float64 `json:"cpuSeconds"` // per component, during the run
-	APF     APFEvidence        `json:"apf"`
+	// CPUPerPod is CPU milliseconds per scheduled pod, per component, and
+	// ControlPlanePerPod their sum over the control plane and kwok (not
+	// GhostFleet's own process).
+	CPUPerPod          map[string]float64 `json:"cpuMsPerPod"`
+	ControlPlanePerPod float64            `json:"controlPlaneCpuMsPerPod"`
+	APF                APFEvidence        `json:"apf"`
+}
+
+// ControlPlane are the processes whose CPU a pod costs the fleet.
+var ControlPlane = []string{"kube-apiserver", "etcd", "kube-scheduler", "kube-controller-manager", "kwok-controller"}
+
+// perPod divides each component's CPU seconds by pods, in milliseconds,
+// and sums the control plane's.
+func perPod(cpu map[string]float64, pods int) (map[string]float64, float64) {
+	out := map[string]float64{}
+	if pods == 0 {
+		return out, 0
+	}
+	total := 0.0
+	for c, s := range cpu {
+		out[c] = 1000 * s / float64(pods)
+	}
+	for _, c := range ControlPlane {
+		total += out[c]
+	}
+	return out, total
 }
 
 // LoadBench compares component profiles on the same load, each on a fresh
@@ -147,6 +172,7 @@ func loadTrial(ctx context.Context, b BenchFleet, profile fleet.ComponentProfile
 	if trial.CPU, err = fleet.CPUSince(b.Cluster, before); err != nil {
 		return trial, err
 	}
+	trial.CPUPerPod, trial.ControlPlanePerPod = perPod(trial.CPU, res.Scheduled)
 	trial.APF, err = b.apf(ctx, start, time.Now())
 	return trial, err
 }
@@ -156,7 +182,10 @@ type ChurnTrial struct {
 	Rate   float64            `json:"rate"`
 	Result ChurnResult        `json:"result"`
 	CPU    map[string]float64 `json:"cpuSeconds"`
-	APF    APFEvidence        `json:"apf"`
+	// CPUPerPod is per pod created (each also deleted): see LoadTrial.
+	CPUPerPod          map[string]float64 `json:"cpuMsPerPod"`
+	ControlPlanePerPod float64            `json:"controlPlaneCpuMsPerPod"`
+	APF                APFEvidence        `json:"apf"`
 }
 
 // ChurnBench is churn at several rates on one fresh fleet.
@@ -213,6 +242,7 @@ func BenchChurn(ctx context.Context, b BenchFleet, profile fleet.ComponentProfil
 		if trial.CPU, err = fleet.CPUSince(b.Cluster, before); err != nil {
 			return out, err
 		}
+		trial.CPUPerPod, trial.ControlPlanePerPod = perPod(trial.CPU, res.Created)
 		if trial.APF, err = b.apf(ctx, start, time.Now()); err != nil {
 			return out, err
 		}

@@ -390,3 +390,14 @@ func TestVerdictQuotesTheProfile(t *testing.T) {
 		t.Errorf("attached cluster verdict: %+v", v)
 	}
 }
+
+func TestPerPodCPU(t *testing.T) {
+	cpu := map[string]float64{"kube-apiserver": 8, "etcd": 2, "kube-scheduler": 4, "kube-controller-manager": 1, "kwok-controller": 1, "ghostfleet": 3}
+	per, total := perPod(cpu, 2000)
+	if per["kube-scheduler"] != 2 || per["ghostfleet"] != 1.5 || total != 8 {
+		t.Errorf("per pod %v, control plane %v ms; want scheduler 2, ghostfleet 1.5, total 8 (GhostFleet's own not in it)", per, total)
+	}
+	if per, total := perPod(cpu, 0); len(per) != 0 || total != 0 {
+		t.Errorf("no pods: %v %v", per, total)
+	}
+}

@@ -219,6 +219,8 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 		fmt.Fprintf(w, "%-8s %9.1f %9.1f %9.2f %9.2f %9.0f  %-10s %.0f, %.0f, %.0f, %.0f, %.0f, %.0f\n", t.Profile, r.ScheduleRate, r.DurationSeconds,
 			r.StartupLatency.PodStartup.P50, r.StartupLatency.PodStartup.P99, r.Verdict.MaxPending, r.Verdict.Bottleneck,
 			t.CPU["kube-apiserver"], t.CPU["etcd"], t.CPU["kube-scheduler"], t.CPU["kube-controller-manager"], t.CPU["kwok-controller"], t.CPU[fleet.SelfComponent])
+		fmt.Fprintf(w, "         CPU per scheduled pod: %.1f ms in the control plane (apiserver %.1f, etcd %.1f, scheduler %.1f, ctrl-mgr %.1f, kwok %.1f)\n",
+			t.ControlPlanePerPod, t.CPUPerPod["kube-apiserver"], t.CPUPerPod["etcd"], t.CPUPerPod["kube-scheduler"], t.CPUPerPod["kube-controller-manager"], t.CPUPerPod["kwok-controller"])
 		fmt.Fprintf(w, "         APF rejected %v, max queued %v\n", nonZero(t.APF.Rejected), nonZero(t.APF.MaxInQueue))
 	}
 	if res.ThroughputRatio > 0 {
@@ -319,6 +321,7 @@ func (o *benchChurnOptions) run(ctx context.Context) error {
 		fmt.Fprintf(w, "%7g %9.1f %9.1f %7.1f%% %9.3fs %9.3fs  %-12s %.0f, %.0f, %.0f, %.0f, %.0f\n", t.Rate, r.AchievedCreateRate, r.AchievedDeleteRate, 100*r.CreateRatio,
 			r.Latency[workload.VerbCreate].P99, r.Latency[workload.VerbDelete].P99, countsText(r.Errors),
 			t.CPU["kube-apiserver"], t.CPU["etcd"], t.CPU["kube-scheduler"], t.CPU["kwok-controller"], t.CPU[fleet.SelfComponent])
+		fmt.Fprintf(w, "        CPU per pod created and deleted: %.1f ms in the control plane\n", t.ControlPlanePerPod)
 		fmt.Fprintf(w, "        APF rejected %v, max queued %v\n", nonZero(t.APF.Rejected), nonZero(t.APF.MaxInQueue))
 	}
 	return writeBench(w, o.resultsDir, "bench-churn", res.Started, res)
