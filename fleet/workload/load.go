@@ -123,7 +123,8 @@ type LoadResult struct {
 	Pods       int    `json:"pods"`
 	GPUsPerPod int    `json:"gpusPerPod"`
 	Mode       string `json:"mode"`
-	// Pattern is steady (paced at TargetRate) or burst.
+	// Pattern is steady (paced at TargetRate), paced above capacity (the
+	// pods queued for the scheduler) or burst.
 	Pattern         string  `json:"pattern"`
 	TargetRate      float64 `json:"targetRate,omitempty"`
 	CreateSeconds   float64 `json:"createSeconds"`   // until every pod existed
@@ -183,19 +184,20 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 		how = fmt.Sprintf("paced at %g pods/s", opts.Rate)
 	}
 	createDone := progress.Step(report, "create", fmt.Sprintf("creating %d pods × %d GPU (%s)", opts.Pods, opts.GPUs, how), 0)
-	var createErrs atomic.Int64
+	var failed createFailures
 	var firstErr error
 	switch {
 	case opts.Rate > 0:
-		firstErr = createPaced(ctx, r.load, tracker, opts, &createErrs)
+		createPaced(ctx, r.load, tracker, opts, &failed)
+		res.CreateErrors, firstErr = failed.count()
 	case opts.Mode == ModePods:
-		firstErr = createPods(ctx, r.load, tracker, opts, &createErrs)
+		createPods(ctx, r.load, tracker, opts, &failed)
+		res.CreateErrors, firstErr = failed.count()
 	case opts.Mode == ModeDeployment:
 		firstErr = createDeployment(ctx, r.load, opts)
 	case opts.Mode == ModeJob:
 		firstErr = createJob(ctx, r.load, opts)
 	}
-	res.CreateErrors = int(createErrs.Load())
 	if opts.Mode != ModePods && firstErr != nil {
 		createDone()
 		res.Requests = r.requests.Stats()
@@ -263,10 +265,9 @@ func orEnd(t, end time.Time) time.Time {
 
 // createPods sends every pod at once from opts.Workers goroutines: a
 // burst.
-func createPods(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, opts LoadOptions, errs *atomic.Int64) error {
+func createPods(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, opts LoadOptions, failed *createFailures) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	var first firstError
 	for w := 0; w < min(opts.Workers, opts.Pods); w++ {
 		wg.Go(func() {
 			for {
@@ -274,32 +275,29 @@ func createPods(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, 
 				if i >= opts.Pods || ctx.Err() != nil {
 					return
 				}
-				first.record(createPod(ctx, cs, tracker, opts, i), ctx, errs)
+				failed.record(ctx, createPod(ctx, cs, tracker, opts, i))
 			}
 		})
 	}
 	wg.Wait()
-	return first.err
 }
 
 // createPaced sends pod i when the pacer says it is due, each in its own
 // goroutine: open loop, so a slow server meets the rate it was asked to
 // take, not a rate that backs off with it.
-func createPaced(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, opts LoadOptions, errs *atomic.Int64) error {
+func createPaced(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, opts LoadOptions, failed *createFailures) {
 	pacer := NewPacer(clock.RealClock{}, opts.Rate)
 	var wg sync.WaitGroup
-	var first firstError
 	for i := 0; i < opts.Pods; i++ {
 		if _, err := pacer.Next(ctx); err != nil {
 			break
 		}
-		wg.Go(func() { first.record(createPod(ctx, cs, tracker, opts, i), ctx, errs) })
+		wg.Go(func() { failed.record(ctx, createPod(ctx, cs, tracker, opts, i)) })
 		if i%max(1, int(opts.Rate)) == 0 { // about once a second
 			opts.Report(progress.Event{Kind: progress.Update, Step: "create", Done: i, Total: opts.Pods})
 		}
 	}
 	wg.Wait()
-	return first.err
 }
 
 func createPod(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, opts LoadOptions, i int) error {
@@ -315,18 +313,29 @@ func createPod(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, o
 	return err
 }
 
-// firstError counts the failed creates and keeps the first error.
-type firstError struct {
-	once sync.Once
-	err  error
+// createFailures counts the creates that failed and keeps the first error.
+type createFailures struct {
+	mu    sync.Mutex
+	n     int
+	first error
 }
 
-func (f *firstError) record(err error, ctx context.Context, count *atomic.Int64) {
+func (f *createFailures) record(ctx context.Context, err error) {
 	if err == nil || ctx.Err() != nil { // an interrupted create is not the server's error
 		return
 	}
-	count.Add(1)
-	f.once.Do(func() { f.err = err })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	if f.first == nil {
+		f.first = err
+	}
+}
+
+func (f *createFailures) count() (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n, f.first
 }
 
 func podTemplate(opts LoadOptions) corev1.PodTemplateSpec {

@@ -34,8 +34,8 @@ type podTimes struct {
 }
 
 // PodTimes is one tracked pod: its group (the value of the tracker's
-// group label), node, and when it was created, bound, started and seen
-// running (zero when not yet).
+// group label), node, and when it was created, bound and seen running
+// (zero when not yet).
 type PodTimes struct {
 	Group                       string
 	Node                        string
@@ -239,8 +239,8 @@ func (t *Tracker) Startup() Startup {
 	return s
 }
 
-// Window is when the first pod was seen and when the last was scheduled
-// and running.
+// Window is when the first pod was created and when the last was
+// scheduled and running.
 func (t *Tracker) Window() (firstSeen, lastScheduled, lastRunning time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

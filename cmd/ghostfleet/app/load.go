@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/results"
 )
@@ -194,23 +191,4 @@ func startupJudgement(r workload.LoadResult) string {
 		verb = "misses"
 	}
 	return fmt.Sprintf("pod_startup p99 %.2fs %s the upstream pod startup SLO (p99 ≤ %gs in steady state)", p99, verb, results.PodStartupThreshold)
-}
-
-// printRequests says what the run's requests met: every 429 is one API
-// Priority and Fairness sent and the run lost (none is retried).
-func printRequests(w io.Writer, s requests.Stats) {
-	sent := 0
-	for _, n := range s.Sent {
-		sent += n
-	}
-	line := fmt.Sprintf("  requests: %d sent, %d ok, %d rejected by APF (429)", sent, s.Succeeded, s.Rejected)
-	for _, kind := range slices.Sorted(maps.Keys(s.Errors)) {
-		if kind != requests.ErrTooManyRequests {
-			line += fmt.Sprintf(", %d %s", s.Errors[kind], kind)
-		}
-	}
-	if s.Cancelled > 0 {
-		line += fmt.Sprintf(", %d cancelled", s.Cancelled)
-	}
-	fmt.Fprintln(w, line+"; no 429 or 5xx retried")
 }

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/results"
 )
@@ -139,4 +142,23 @@ func (e runEnv) report(ctx context.Context, s Streams, output, resultsDir, ns st
 		return exitError{code: 130}
 	}
 	return nil
+}
+
+// printRequests says what the run's requests met: every 429 is one API
+// Priority and Fairness sent and the run lost (none is retried).
+func printRequests(w io.Writer, s requests.Stats) {
+	sent := 0
+	for _, n := range s.Sent {
+		sent += n
+	}
+	line := fmt.Sprintf("  requests: %d sent, %d ok, %d rejected by APF (429)", sent, s.Succeeded, s.Rejected)
+	for _, kind := range slices.Sorted(maps.Keys(s.Errors)) {
+		if kind != requests.ErrTooManyRequests {
+			line += fmt.Sprintf(", %d %s", s.Errors[kind], kind)
+		}
+	}
+	if s.Cancelled > 0 {
+		line += fmt.Sprintf(", %d cancelled", s.Cancelled)
+	}
+	fmt.Fprintln(w, line+"; no 429 or 5xx retried")
 }
