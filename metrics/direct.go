@@ -219,7 +219,7 @@ func labelKey(l map[string]string) string {
 // Range answers a catalog query (by its PromQL) at every scrape taken
 // from start to end, or, for a recording of points alone, every step from
 // start to end. It is the direct scrape source's side of
-// results.RangeSource; it knows only the catalog's queries.
+// report.RangeSource; it knows only the catalog's queries.
 func (r *Recording) Range(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]Series, error) {
 	var expr *Expr
 	for _, q := range Catalog {

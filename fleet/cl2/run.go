@@ -18,7 +18,8 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 // DefaultConfig is the density test of experiment E, relative to the
@@ -213,61 +214,61 @@ type Params struct {
 
 // Run runs clusterloader once: a new run folder under ResultsRoot holds
 // CL2's report folder, its log and run.json, whose Result is the parsed
-// report (results.CL2Result). The record is written whatever happens once
+// report (report.CL2Result). The record is written whatever happens once
 // the folder exists: a failed or interrupted run keeps what CL2 wrote.
 // The error says why a run did not pass: clusterloader could not start,
 // exited non-zero, reported junit failures, or ctx was cancelled.
-func Run(ctx context.Context, o Options) (results.Record, string, error) {
+func Run(ctx context.Context, o Options) (record.Record, string, error) {
 	if err := o.Validate(); err != nil {
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
-	report := o.Report
-	if report == nil {
-		report = progress.Discard
+	notify := o.Report
+	if notify == nil {
+		notify = progress.Discard
 	}
 	started := time.Now().UTC()
-	dir, err := results.NewRunDir(o.ResultsRoot, results.KindCL2, started)
+	dir, err := record.NewRunDir(o.ResultsRoot, record.KindCL2, started)
 	if err != nil {
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
 	// Until clusterloader starts, a failure leaves no folder behind: a
 	// run folder always has its run.json.
 	reportDir := filepath.Join(dir, ReportDirName)
 	if err := os.MkdirAll(reportDir, 0o755); err != nil {
 		os.RemoveAll(dir)
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
 	if len(o.Set) > 0 {
 		f, err := writeOverrides(dir, o.Set)
 		if err != nil {
 			os.RemoveAll(dir)
-			return results.Record{}, "", err
+			return record.Record{}, "", err
 		}
 		o.Overrides = append(append([]string{}, o.Overrides...), f)
 	}
 	args := o.Args(reportDir)
 	env := o.Environ()
-	rec := results.Record{
-		ID: filepath.Base(dir), Kind: results.KindCL2, Cluster: o.Cluster, Profile: o.Profile, Started: started,
+	rec := record.Record{
+		ID: filepath.Base(dir), Kind: record.KindCL2, Cluster: o.Cluster, Profile: o.Profile, Started: started,
 		Params: Params{Binary: o.Binary, Args: args, Config: o.Config, Overrides: o.Overrides, Nodes: o.Nodes,
 			Provider: o.provider(), CL2Env: cl2Env(env), Extra: o.Params},
-		Phases: []results.Phase{},
+		Phases: []record.Phase{},
 	}
 
 	logFile, err := os.Create(filepath.Join(dir, LogName))
 	if err != nil {
 		os.RemoveAll(dir)
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
 	log := io.Writer(logFile)
 	if o.Log != nil {
 		log = io.MultiWriter(logFile, o.Log)
 	}
-	st, runErr := execute(ctx, o.Binary, args, env, log, report)
+	st, runErr := execute(ctx, o.Binary, args, env, log, notify)
 	logFile.Close()
 	rec.Phases = st.phases
 
-	res, perr := results.ParseCL2Report(reportDir)
+	res, perr := report.ParseCL2Report(reportDir)
 	if perr != nil {
 		res.Problems = append(res.Problems, perr.Error())
 	}
@@ -295,7 +296,7 @@ func Run(ctx context.Context, o Options) (results.Record, string, error) {
 	default:
 		rec.Outcome = OutcomeCompleted
 	}
-	if err := results.WriteJSON(dir, "run.json", rec); err != nil {
+	if err := record.WriteJSON(dir, "run.json", rec); err != nil {
 		return rec, dir, fmt.Errorf("writing the run record: %w", err)
 	}
 	return rec, dir, verdict
@@ -323,7 +324,7 @@ func writeOverrides(dir string, set map[string]any) (string, error) {
 	return path, os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-func junitText(j *results.CL2JUnit) string {
+func junitText(j *report.CL2JUnit) string {
 	if j == nil || j.Passed() {
 		return ""
 	}
@@ -355,8 +356,8 @@ var (
 type runState struct {
 	exitCode        int
 	namespacePrefix string
-	phases          []results.Phase
-	open            *results.Phase
+	phases          []record.Phase
+	open            *record.Phase
 	report          progress.Func
 }
 
@@ -373,7 +374,7 @@ func (st *runState) line(line string) {
 	now := time.Now().UTC()
 	if m[2] == "started" {
 		st.finish(now) // steps run one after another; close a stray one
-		st.open = &results.Phase{Name: m[1], Start: now}
+		st.open = &record.Phase{Name: m[1], Start: now}
 		st.report(progress.Event{Kind: progress.Start, Step: m[1], Message: m[1]})
 	} else if st.open != nil && st.open.Name == m[1] {
 		st.finish(now)

@@ -14,7 +14,8 @@ import (
 	"testing"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 // standInSource is a clusterloader stand-in: it records the argv and
@@ -121,7 +122,7 @@ type fixture struct {
 }
 
 // newFixture writes the stand-in, a config, a kubeconfig and the
-// artifacts of results/testdata/cl2/<artifacts> ("" for none).
+// artifacts of metrics/report/testdata/cl2/<artifacts> ("" for none).
 func newFixture(t *testing.T, artifacts string) fixture {
 	t.Helper()
 	f := fixture{dir: t.TempDir()}
@@ -137,7 +138,7 @@ func newFixture(t *testing.T, artifacts string) fixture {
 	write(t, f.config, "name: gpu-density\n", 0o644)
 	write(t, f.kubeconfig, "apiVersion: v1\nkind: Config\n", 0o644)
 	if artifacts != "" {
-		src := filepath.Join("..", "..", "results", "testdata", "cl2", artifacts)
+		src := filepath.Join("..", "..", "metrics", "report", "testdata", "cl2", artifacts)
 		entries, err := os.ReadDir(src)
 		if err != nil {
 			t.Fatal(err)
@@ -183,18 +184,18 @@ func (f fixture) recorded(t *testing.T, name string) []string {
 	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
 
-func readRecord(t *testing.T, dir string) (results.Record, results.CL2Result) {
+func readRecord(t *testing.T, dir string) (record.Record, report.CL2Result) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec results.Record
+	var rec record.Record
 	if err := json.Unmarshal(data, &rec); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(rec.Result)
-	var res results.CL2Result
+	var res report.CL2Result
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 const mergePatch = types.MergePatchType
@@ -25,7 +25,7 @@ const mergePatch = types.MergePatchType
 // stages set the conditions healthy again (node-down: Ready again); pod
 // faults that have not fired are cancelled. Pods that already failed stay
 // failed, as they would in a real cluster. The record is not written.
-func Clear(ctx context.Context, c Clients, kinds ...Kind) (results.Record, error) {
+func Clear(ctx context.Context, c Clients, kinds ...Kind) (record.Record, error) {
 	if len(kinds) == 0 {
 		for _, k := range Kinds {
 			kinds = append(kinds, k.Kind)
@@ -33,18 +33,18 @@ func Clear(ctx context.Context, c Clients, kinds ...Kind) (results.Record, error
 	}
 	for _, k := range kinds {
 		if _, err := LookupKind(string(k)); err != nil {
-			return results.Record{}, err
+			return record.Record{}, err
 		}
 	}
 	now := time.Now().UTC()
-	rec := results.Record{Kind: RecordKind, Started: now,
+	rec := record.Record{Kind: RecordKind, Started: now,
 		Params: map[string]any{"kind": "clear", "kinds": kinds}}
 	res := Result{Kind: "clear", Cleared: map[Kind]int{}}
 	err := clear(ctx, c, kinds, &res)
 	rec.Ended = time.Now().UTC()
 	rec.Result = res
-	rec.Phases = []results.Phase{{Name: "clear", Start: rec.Started, End: rec.Ended}}
-	rec.Outcome = results.Outcome(ctx, err)
+	rec.Phases = []record.Phase{{Name: "clear", Start: rec.Started, End: rec.Ended}}
+	rec.Outcome = record.Outcome(ctx, err)
 	return rec, err
 }
 

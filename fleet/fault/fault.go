@@ -20,7 +20,7 @@ import (
 	kwokclient "sigs.k8s.io/kwok/pkg/client/clientset/versioned"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 // Kind names a fault.
@@ -238,14 +238,14 @@ const maxPodNames = 20
 // cluster first (nothing is changed when anything is wrong), makes sure
 // the fault stages are installed, then marks the nodes or pods. The
 // returned record (kind "fault") is not written: the caller adds the
-// cluster's name and writes it with results.WriteRecord, which names it.
+// cluster's name and writes it with record.WriteRecord, which names it.
 // It is the zero Record when Apply refused and changed nothing.
-func Apply(ctx context.Context, c Clients, spec Spec) (results.Record, error) {
+func Apply(ctx context.Context, c Clients, spec Spec) (record.Record, error) {
 	if err := spec.Validate(); err != nil {
-		return results.Record{}, err
+		return record.Record{}, err
 	}
 	now := time.Now().UTC()
-	rec := results.Record{Kind: RecordKind, Started: now, Ended: now, Params: spec}
+	rec := record.Record{Kind: RecordKind, Started: now, Ended: now, Params: spec}
 	if spec.Kind != PodExit {
 		rec.Params = nodeParams{Kind: spec.Kind, Nodes: spec.Nodes, Random: spec.Random, Seed: spec.Seed, Xid: spec.Xid}
 	}
@@ -260,14 +260,14 @@ func Apply(ctx context.Context, c Clients, spec Spec) (results.Record, error) {
 	}
 	if err != nil && len(res.Nodes) == 0 && res.Pods == 0 && ctx.Err() == nil {
 		// Refused before anything was changed: there is nothing to record.
-		return results.Record{}, err
+		return record.Record{}, err
 	}
 	rec.Result = res
 	if res.NotAfter != nil {
 		rec.Ended = *res.NotAfter
 	}
-	rec.Phases = []results.Phase{{Name: string(spec.Kind), Start: rec.Started, End: rec.Ended}}
-	rec.Outcome = results.Outcome(ctx, err)
+	rec.Phases = []record.Phase{{Name: string(spec.Kind), Start: rec.Started, End: rec.Ended}}
+	rec.Outcome = record.Outcome(ctx, err)
 	return rec, err
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/binaries"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 // Run kinds: a saved state, and a restore of one.
@@ -71,26 +71,26 @@ func Tools(ctx context.Context, r *binaries.Resolver, st fleet.State, restore bo
 // Save writes the fleet's etcd into a new run folder <root>/state-<time>/
 // with its record (kind "state", the node and pod counts) and returns the
 // record and the folder. Nothing is left behind when it fails.
-func Save(ctx context.Context, name, root, stateName string, tools fleet.SnapshotTools, report progress.Func) (results.Record, string, error) {
+func Save(ctx context.Context, name, root, stateName string, tools fleet.SnapshotTools, report progress.Func) (record.Record, string, error) {
 	if err := ValidateName(stateName); err != nil {
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
 	st, err := fleet.LoadState(name)
 	if err != nil {
-		return results.Record{}, "", fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
+		return record.Record{}, "", fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
 	}
 	cs, err := fleet.Own(name).Clientset(true)
 	if err != nil {
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
 	started := time.Now().UTC()
 	counts, err := fleet.CountObjects(ctx, cs)
 	if err != nil {
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
-	dir, err := results.NewRunDir(root, Kind, started)
+	dir, err := record.NewRunDir(root, Kind, started)
 	if err != nil {
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
 	path, err := filepath.Abs(filepath.Join(dir, File))
 	if err == nil {
@@ -98,7 +98,7 @@ func Save(ctx context.Context, name, root, stateName string, tools fleet.Snapsho
 	}
 	if err != nil {
 		_ = os.RemoveAll(dir)
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
 	// Counted again: had anything changed while etcd was saved, the
 	// counts would not say what the snapshot holds.
@@ -108,30 +108,30 @@ func Save(ctx context.Context, name, root, stateName string, tools fleet.Snapsho
 	}
 	if err != nil {
 		_ = os.RemoveAll(dir)
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
 	var size int64
 	if fi, err := os.Stat(path); err == nil {
 		size = fi.Size()
 	}
-	rec := results.Record{ID: filepath.Base(dir), Kind: Kind, Cluster: name, Profile: st.Profile, Started: started, Ended: time.Now().UTC(),
+	rec := record.Record{ID: filepath.Base(dir), Kind: Kind, Cluster: name, Profile: st.Profile, Started: started, Ended: time.Now().UTC(),
 		Outcome: "completed", Params: Params{Name: stateName},
 		Result: Result{Counts: counts, Snapshot: File, Bytes: size, ClusterCreated: st.Created}}
-	if err := results.WriteJSON(dir, "run.json", rec); err != nil {
+	if err := record.WriteJSON(dir, "run.json", rec); err != nil {
 		_ = os.RemoveAll(dir)
-		return results.Record{}, "", err
+		return record.Record{}, "", err
 	}
 	return rec, dir, nil
 }
 
 // Find returns the saved state called id (its folder name) or carrying
 // that name, the latest when several do.
-func Find(root, id string) (results.Record, Result, error) {
-	runs, err := results.RunsIn(root, time.Time{}, time.Now().Add(24*time.Hour))
+func Find(root, id string) (record.Record, Result, error) {
+	runs, err := record.RunsIn(root, time.Time{}, time.Now().Add(24*time.Hour))
 	if err != nil {
-		return results.Record{}, Result{}, err
+		return record.Record{}, Result{}, err
 	}
-	var found *results.Record
+	var found *record.Record
 	for i := range runs {
 		r := &runs[i]
 		if r.Kind != Kind {
@@ -145,7 +145,7 @@ func Find(root, id string) (results.Record, Result, error) {
 		}
 	}
 	if found == nil {
-		return results.Record{}, Result{}, fmt.Errorf("no saved state %q under %s: `ghostfleet save` makes one; saved states are the %s-* folders", id, root, Kind)
+		return record.Record{}, Result{}, fmt.Errorf("no saved state %q under %s: `ghostfleet save` makes one; saved states are the %s-* folders", id, root, Kind)
 	}
 	var res Result
 	data, _ := json.Marshal(found.Result)
@@ -167,40 +167,40 @@ type RestoreResult struct {
 // restore runs to its end even when ctx is cancelled, so an interrupt
 // never leaves etcd down. The returned record (kind "restore") is not
 // written; it is the zero Record when Restore refused and changed nothing.
-func Restore(ctx context.Context, name, root, id string, tools fleet.SnapshotTools, report progress.Func) (results.Record, error) {
+func Restore(ctx context.Context, name, root, id string, tools fleet.SnapshotTools, report progress.Func) (record.Record, error) {
 	saved, res, err := Find(root, id)
 	if err != nil {
-		return results.Record{}, err
+		return record.Record{}, err
 	}
 	st, err := fleet.LoadState(name)
 	if err != nil {
-		return results.Record{}, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
+		return record.Record{}, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
 	}
 	if saved.Cluster != name || !res.ClusterCreated.Equal(st.Created) {
-		return results.Record{}, fmt.Errorf("saved state %s is of fleet %q created %s, not of this fleet %q created %s: only a fleet's own states can be restored",
+		return record.Record{}, fmt.Errorf("saved state %s is of fleet %q created %s, not of this fleet %q created %s: only a fleet's own states can be restored",
 			saved.ID, saved.Cluster, res.ClusterCreated.Format(time.RFC3339), name, st.Created.Format(time.RFC3339))
 	}
 	path, err := filepath.Abs(filepath.Join(root, saved.ID, res.Snapshot))
 	if err != nil {
-		return results.Record{}, err
+		return record.Record{}, err
 	}
 	if _, err := os.Stat(path); err != nil {
-		return results.Record{}, fmt.Errorf("saved state %s has no snapshot: %w", saved.ID, err)
+		return record.Record{}, fmt.Errorf("saved state %s has no snapshot: %w", saved.ID, err)
 	}
 	cs, err := fleet.Own(name).Clientset(true)
 	if err != nil {
-		return results.Record{}, err
+		return record.Record{}, err
 	}
 	before, err := fleet.CountObjects(ctx, cs)
 	if err != nil {
-		return results.Record{}, err
+		return record.Record{}, err
 	}
 	started := time.Now().UTC()
 	after, rerr := fleet.RestoreSnapshot(context.WithoutCancel(ctx), name, path, res.Counts, tools, report)
-	rec := results.Record{Kind: RestoreKind, Cluster: name, Profile: st.Profile, Started: started, Ended: time.Now().UTC(),
+	rec := record.Record{Kind: RestoreKind, Cluster: name, Profile: st.Profile, Started: started, Ended: time.Now().UTC(),
 		Outcome: "completed", Params: map[string]string{"state": saved.ID},
 		Result: RestoreResult{Before: before, Saved: res.Counts, After: after},
-		Phases: []results.Phase{{Name: "restore " + saved.ID, Start: started, End: time.Now().UTC()}}}
+		Phases: []record.Phase{{Name: "restore " + saved.ID, Start: started, End: time.Now().UTC()}}}
 	if rerr != nil {
 		rec.Outcome = "failed: " + rerr.Error()
 	}

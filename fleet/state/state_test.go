@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 // restore finds a state by folder name or by the name given to save, the
@@ -15,7 +15,7 @@ func TestFind(t *testing.T) {
 	root := t.TempDir()
 	t0 := time.Date(2026, 11, 29, 19, 0, 0, 0, time.UTC)
 	write := func(kind, name string, at time.Time, nodes int) string {
-		dir, err := results.WriteRecord(root, results.Record{Kind: kind, Cluster: "c", Started: at, Ended: at.Add(time.Second),
+		dir, err := record.WriteRecord(root, record.Record{Kind: kind, Cluster: "c", Started: at, Ended: at.Add(time.Second),
 			Params: Params{Name: name}, Result: Result{Counts: fleet.Counts{Nodes: nodes}, Snapshot: File}})
 		if err != nil {
 			t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
-	"github.com/ghostfleet/ghostfleet/results"
 )
 
 // LabelGPUs carries a bin-packing pod's size.
@@ -147,9 +147,9 @@ type BinpackResult struct {
 // Binpack fills the fleet to opts.Fill with a mix of pod sizes, created at
 // a steady rate, and measures scheduling latency as occupancy grows and
 // the fragmentation left at the end.
-func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capacity) (BinpackResult, results.Record, error) {
+func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capacity) (BinpackResult, record.Record, error) {
 	totalGPUs := c.TotalGPUs
-	rec := results.Record{ID: opts.RunID, Kind: "binpack", Params: opts, Started: time.Now().UTC()}
+	rec := record.Record{ID: opts.RunID, Kind: "binpack", Params: opts, Started: time.Now().UTC()}
 	used := totalGPUs - c.FreeGPUs
 	res := BinpackResult{Fill: opts.Fill, TotalGPUs: totalGPUs, TargetGPUs: int64(opts.Fill*float64(totalGPUs)) - used}
 	if res.TargetGPUs <= 0 {
@@ -196,7 +196,7 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 	res.DurationSeconds = w.End.Sub(start).Seconds()
 	res.Outcome = w.outcome("all scheduled")
 	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), res.Outcome, res
-	rec.Phases = []results.Phase{{Name: "binpack", Start: start.UTC(), End: w.End.UTC()}}
+	rec.Phases = []record.Phase{{Name: "binpack", Start: start.UTC(), End: w.End.UTC()}}
 	return res, rec, nil
 }
 

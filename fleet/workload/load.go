@@ -17,9 +17,9 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/metrics"
-	"github.com/ghostfleet/ghostfleet/results"
 )
 
 // Load modes: how the pods come into being.
@@ -164,8 +164,8 @@ type Verdict struct {
 
 // Load creates the pods, waits until they all run (or the timeout), and
 // returns the measurements and a run record.
-func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, results.Record, error) {
-	rec := results.Record{ID: opts.RunID, Kind: "load", Params: opts, Started: time.Now().UTC()}
+func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, record.Record, error) {
+	rec := record.Record{ID: opts.RunID, Kind: "load", Params: opts, Started: time.Now().UTC()}
 	res := LoadResult{Pods: opts.Pods, GPUsPerPod: opts.GPUs, Mode: opts.Mode, Pattern: PatternBurst}
 	if opts.Rate > 0 {
 		res.Pattern, res.TargetRate = PatternSteady, opts.Rate
@@ -245,9 +245,9 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 
 	rec.Ended = end.UTC()
 	rec.Result = res
-	rec.Phases = []results.Phase{{Name: "create", Start: start.UTC(), End: orEnd(createdAt, end).UTC()}}
+	rec.Phases = []record.Phase{{Name: "create", Start: start.UTC(), End: orEnd(createdAt, end).UTC()}}
 	if !createdAt.IsZero() {
-		rec.Phases = append(rec.Phases, results.Phase{Name: "schedule+run", Start: createdAt.UTC(), End: end.UTC()})
+		rec.Phases = append(rec.Phases, record.Phase{Name: "schedule+run", Start: createdAt.UTC(), End: end.UTC()})
 	}
 	rec.Outcome = w.outcome("completed")
 	if firstErr != nil && res.CreateErrors == opts.Pods {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
-	"github.com/ghostfleet/ghostfleet/results"
 )
 
 // jobNameLabel is set by the Job controller on every pod of a Job.
@@ -86,8 +86,8 @@ type TrainResult struct {
 
 // Train creates the jobs (Indexed Jobs of whole-node pods that run until
 // deleted) and measures how they start.
-func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult, results.Record, error) {
-	rec := results.Record{ID: opts.RunID, Kind: "train", Params: opts, Started: time.Now().UTC()}
+func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult, record.Record, error) {
+	rec := record.Record{ID: opts.RunID, Kind: "train", Params: opts, Started: time.Now().UTC()}
 	res := TrainResult{Jobs: opts.Jobs, PodsPerJob: opts.PodsPerJob, GPUsPerPod: opts.GPUsPerPod}
 	r, err := startRun(ctx, clients, opts.Namespace, opts.RunID, jobNameLabel)
 	if err != nil {
@@ -138,7 +138,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	res.DurationSeconds = w.End.Sub(start).Seconds()
 	res.Outcome = w.outcome("all started")
 	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), res.Outcome, res
-	rec.Phases = []results.Phase{{Name: "train", Start: start.UTC(), End: w.End.UTC()}}
+	rec.Phases = []record.Phase{{Name: "train", Start: start.UTC(), End: w.End.UTC()}}
 	return res, rec, nil
 }
 

@@ -17,7 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 // TestCL2 runs `ghostfleet cl2` on a real fleet with a stand-in for
@@ -122,7 +123,7 @@ func TestCL2(t *testing.T) {
 }
 
 // cl2Record reads the run record the command's stderr names.
-func cl2Record(t *testing.T, resultsDir, errOut string) (results.Record, results.CL2Result) {
+func cl2Record(t *testing.T, resultsDir, errOut string) (record.Record, report.CL2Result) {
 	t.Helper()
 	_, after, ok := strings.Cut(errOut, "run record: ")
 	if !ok {
@@ -136,12 +137,12 @@ func cl2Record(t *testing.T, resultsDir, errOut string) (results.Record, results
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec results.Record
+	var rec record.Record
 	if err := json.Unmarshal(data, &rec); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(rec.Result)
-	var res results.CL2Result
+	var res report.CL2Result
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}

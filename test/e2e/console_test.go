@@ -86,11 +86,11 @@ func TestConsole(t *testing.T) {
 		}
 	})
 
-	// The console writes run records under ./results: give it its own.
+	// The console writes run records under $GHOSTFLEET_RESULTS: give it its own.
 	work := t.TempDir()
 	x := tmux{t: t, session: fmt.Sprintf("gf-e2e-console-%d", os.Getpid())}
 	x.run("new-session", "-d", "-s", x.session, "-x", "120", "-y", "36", "-c", work,
-		fmt.Sprintf("GHOSTFLEET_CLUSTER=%s %s; echo console-exit=$?; sleep 300", consoleCluster, bin))
+		fmt.Sprintf("GHOSTFLEET_CLUSTER=%s GHOSTFLEET_RESULTS=%s %s; echo console-exit=$?; sleep 300", consoleCluster, filepath.Join(work, "results"), bin))
 	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", x.session).Run() })
 
 	x.waitFor(time.Minute, "100 nodes", "GPUs 0 / 800", "API p99")

@@ -21,7 +21,7 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/metrics"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 const directCluster = "gf-direct-e2e"
@@ -271,7 +271,7 @@ func TestDirectScrape(t *testing.T) {
 		if len(dirs) != 1 {
 			t.Fatalf("snapshot folders %v", dirs)
 		}
-		var run results.SnapshotRun
+		var run report.SnapshotRun
 		readFile(t, filepath.Join(dirs[0], "run.json"), &run)
 		if run.Source != metrics.DirectSourceName || !strings.Contains(run.Note, "not --since") || run.Fleet.Nodes != 100 {
 			t.Errorf("run.json: source %q, note %q, fleet %+v", run.Source, run.Note, run.Fleet)
@@ -281,14 +281,14 @@ func TestDirectScrape(t *testing.T) {
 		if w := run.Window.End.Sub(run.Window.Start); w < 29*time.Second {
 			t.Errorf("window %s, want the 30s sampling period", w)
 		}
-		var verdicts []results.Verdict
+		var verdicts []report.Verdict
 		readFile(t, filepath.Join(dirs[0], "slo.json"), &verdicts)
 		for _, v := range verdicts {
 			if v.ID != "pod-startup-p99" && v.Source != metrics.DirectSourceName {
 				t.Errorf("verdict %s: source %q", v.ID, v.Source)
 			}
 		}
-		var ms []results.QuerySeries
+		var ms []report.QuerySeries
 		readFile(t, filepath.Join(dirs[0], "metrics.json"), &ms)
 		for _, q := range ms {
 			switch q.ID {

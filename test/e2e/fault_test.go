@@ -17,22 +17,23 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/metrics"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 const faultCluster = "gf-faults-e2e"
 
 // faultRecord runs a fault command with -o json and returns its record
 // and result.
-func faultRecord(t *testing.T, ctx context.Context, args ...string) (results.Record, fault.Result) {
+func faultRecord(t *testing.T, ctx context.Context, args ...string) (record.Record, fault.Result) {
 	t.Helper()
 	r := ghostfleet(t, ctx, append(append([]string{"fault"}, args...), "--name", faultCluster, "-o", "json")...)
 	if r.code != 0 {
 		t.Fatalf("fault %v: exit %d: %s", args, r.code, r.errOut)
 	}
-	var rec results.Record
+	var rec record.Record
 	if err := json.Unmarshal([]byte(r.out), &rec); err != nil {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
@@ -314,7 +315,7 @@ func TestFaults(t *testing.T) {
 		if len(snaps) != 1 {
 			t.Fatalf("snapshots %v", snaps)
 		}
-		run, _, _, err := results.LoadSnapshot(snaps[0])
+		run, _, _, err := report.LoadSnapshot(snaps[0])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,10 +23,26 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/cmd/ghostfleet/app"
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
 const cluster = "ghostfleet-e2e"
+
+// TestMain keeps the suite's runs out of the checkout's results/, which
+// holds committed runs only: a test that names no --results-dir writes
+// into a folder removed afterwards.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ghostfleet-e2e-results-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(record.RootEnv, dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 type result struct {
 	code        int

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/metrics"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 const loadCluster = "ghostfleet-e2e-load"
@@ -104,7 +105,7 @@ func TestWorkloads(t *testing.T) {
 		}
 		dirs, _ := filepath.Glob(filepath.Join(resultsDir, "load-*"))
 		for _, d := range dirs {
-			var rec results.Record
+			var rec record.Record
 			readFile(t, filepath.Join(d, "run.json"), &rec)
 			if p, _ := rec.Result.(map[string]any)["pattern"].(string); p == workload.PatternSteady {
 				steadyID = rec.ID
@@ -142,7 +143,7 @@ func TestWorkloads(t *testing.T) {
 		if len(dirs) != 1 {
 			t.Fatalf("snapshot folders %v", dirs)
 		}
-		var ms []results.QuerySeries
+		var ms []report.QuerySeries
 		readFile(t, filepath.Join(dirs[0], "metrics.json"), &ms)
 		for _, q := range ms {
 			switch q.ID {
@@ -152,18 +153,18 @@ func TestWorkloads(t *testing.T) {
 				}
 			}
 		}
-		var run results.SnapshotRun
+		var run report.SnapshotRun
 		readFile(t, filepath.Join(dirs[0], "run.json"), &run)
 		if len(run.Runs) != 2 || run.Runs[0].Kind != "load" || run.Fleet.Nodes != 100 || run.Fleet.GPUs != 800 {
 			t.Errorf("run.json: fleet %+v, %d runs", run.Fleet, len(run.Runs))
 		}
-		var verdicts []results.Verdict
+		var verdicts []report.Verdict
 		readFile(t, filepath.Join(dirs[0], "slo.json"), &verdicts)
 		found := false
 		for _, v := range verdicts {
 			if v.ID == "pod-startup-p99" {
 				// Judged on the steady run only; the burst is named as not judged.
-				found = v.Status != results.StatusNoData && v.Where == steadyID && strings.Contains(v.Note, run.Runs[0].ID)
+				found = v.Status != report.StatusNoData && v.Where == steadyID && strings.Contains(v.Note, run.Runs[0].ID)
 			}
 		}
 		if !found {
@@ -341,7 +342,7 @@ func readFile(t *testing.T, path string, v any) {
 	}
 }
 
-func onlyRecord(t *testing.T, dir, pattern string) results.Record {
+func onlyRecord(t *testing.T, dir, pattern string) record.Record {
 	t.Helper()
 	matches, _ := filepath.Glob(filepath.Join(dir, pattern, "run.json"))
 	if len(matches) != 1 {
@@ -351,7 +352,7 @@ func onlyRecord(t *testing.T, dir, pattern string) results.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec results.Record
+	var rec record.Record
 	if err := json.Unmarshal(data, &rec); err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
-	"github.com/ghostfleet/ghostfleet/results"
 )
 
 func newBenchCommand(g *globals) *cobra.Command {
@@ -34,7 +34,6 @@ type benchNodesOptions struct {
 	nodes      int
 	rounds     int
 	gpuProfile string
-	resultsDir string
 }
 
 func newBenchNodesCommand(g *globals) *cobra.Command {
@@ -54,7 +53,6 @@ writes results/bench-nodes-<time>/bench.json.`,
 	fs.IntVar(&o.nodes, "nodes", 1000, "nodes per trial")
 	fs.IntVar(&o.rounds, "rounds", 1, "rounds; each runs both methods once")
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU profile of GhostFleet's nodes (kwokctl's get the same GPU count)")
-	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run folder is written")
 	o.bins.add(fs)
 	return cmd
 }
@@ -129,11 +127,11 @@ func freePort() (int, error) {
 }
 
 func writeBench(w io.Writer, root, kind string, started time.Time, v any) error {
-	dir, err := results.NewRunDir(root, kind, started)
+	dir, err := record.NewRunDir(root, kind, started)
 	if err != nil {
 		return err
 	}
-	if err := results.WriteJSON(dir, "bench.json", v); err != nil {
+	if err := record.WriteJSON(dir, "bench.json", v); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "written to %s\n", dir)
@@ -149,7 +147,6 @@ type benchLoadOptions struct {
 	mode       string
 	profiles   []string
 	gpuProfile string
-	resultsDir string
 }
 
 func newBenchLoadCommand(g *globals) *cobra.Command {
@@ -173,7 +170,6 @@ ratio of the last profile to the first; writes results/bench-load-<time>/bench.j
 	fs.StringVar(&o.mode, "mode", workload.ModePods, "how pods are created: "+strings.Join(workload.LoadModes, ", "))
 	fs.StringSliceVar(&o.profiles, "profiles", []string{"default", "tuned"}, "control-plane profiles to compare, in order")
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU profile of the nodes")
-	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run folder is written")
 	o.bins.add(fs)
 	return cmd
 }
@@ -262,7 +258,6 @@ type benchChurnOptions struct {
 	duration   time.Duration
 	profile    string
 	gpuProfile string
-	resultsDir string
 }
 
 func newBenchChurnCommand(g *globals) *cobra.Command {
@@ -284,7 +279,6 @@ results/bench-churn-<time>/bench.json.`,
 	fs.DurationVar(&o.duration, "duration", time.Minute, "how long each rate runs")
 	fs.StringVar(&o.profile, "profile", "default", "control-plane profile")
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU profile of the nodes")
-	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run folder is written")
 	o.bins.add(fs)
 	return cmd
 }

@@ -9,15 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
-	"github.com/ghostfleet/ghostfleet/results"
 )
 
 type binpackOptions struct {
 	*globals
-	opts       workload.BinpackOptions
-	mix        string
-	output     string
-	resultsDir string
+	opts   workload.BinpackOptions
+	mix    string
+	output string
 }
 
 func newBinpackCommand(g *globals) *cobra.Command {
@@ -44,7 +42,6 @@ nodes by free GPUs and the free GPUs no whole-node pod can use.`,
 	fs.StringVar(&o.opts.Namespace, "namespace", "gf-binpack", "workload namespace")
 	fs.DurationVar(&o.opts.Timeout, "timeout", 15*time.Minute, "give up after this long")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
-	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run record is written")
 	return cmd
 }
 

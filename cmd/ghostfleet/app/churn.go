@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
-	"github.com/ghostfleet/ghostfleet/results"
 )
 
 type churnOptions struct {
@@ -22,7 +22,6 @@ type churnOptions struct {
 	concurrency    int
 	requestTimeout time.Duration
 	output         string
-	resultsDir     string
 }
 
 func newChurnCommand(g *globals, limited bool) *cobra.Command {
@@ -60,7 +59,6 @@ each request gives up after --request-timeout.`
 	fs.DurationVar(&o.lifetime, "lifetime", 0, "how long each pod lives (default: 10s, or half the duration if shorter)")
 	fs.StringVar(&o.namespace, "namespace", "gf-churn", "workload namespace")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
-	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run record is written")
 	if limited {
 		fs.IntVar(&o.concurrency, "concurrency", 50, "requests in flight at most")
 		fs.DurationVar(&o.requestTimeout, "request-timeout", 2*time.Second, "give up on a request after this long")
@@ -134,9 +132,9 @@ func (o *churnOptions) run(ctx context.Context, args []string) error {
 	if res.Interrupted {
 		outcome = "interrupted"
 	}
-	rec := results.Record{
+	rec := record.Record{
 		ID: opts.RunID, Kind: kind, Started: started, Ended: ended, Outcome: outcome, Params: opts, Result: res,
-		Phases: []results.Phase{{Name: kind, Start: started, End: ended}},
+		Phases: []record.Phase{{Name: kind, Start: started, End: ended}},
 	}
 	// Churn removed its pods itself: nothing is left behind.
 	if err := env.report(ctx, o.streams, o.output, o.resultsDir, "", rec, res, func(w io.Writer) { printChurn(w, kind, res) }); err != nil {

@@ -14,7 +14,8 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/cl2"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 type cl2Options struct {
@@ -28,7 +29,6 @@ type cl2Options struct {
 	throughput  float64
 	verbose     bool
 	output      string
-	resultsDir  string
 }
 
 func newCL2Command(g *globals) *cobra.Command {
@@ -92,7 +92,6 @@ records the run as interrupted and deletes the namespaces it had created.`,
 	fs.Float64Var(&o.throughput, "throughput", 0, "saturation pods created per second (CL2_POD_THROUGHPUT; default: the config's, 50)")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show every line clusterloader logs (it is always kept in the run folder)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json (the run record)")
-	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run folder is created")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
 }
@@ -164,7 +163,7 @@ func (o *cl2Options) run(ctx context.Context, extra []string, nodesSet bool) err
 		if err := writeJSON(o.streams.Out, rec); err != nil {
 			return err
 		}
-	} else if res, ok := rec.Result.(results.CL2Result); ok {
+	} else if res, ok := rec.Result.(report.CL2Result); ok {
 		printCL2(o.streams.Out, rec, res)
 	}
 	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
@@ -180,8 +179,8 @@ func (o *cl2Options) run(ctx context.Context, extra []string, nodesSet bool) err
 
 // cleanUpInterrupted deletes the namespaces an interrupted CL2 run
 // created, so its pods stop holding the fleet's GPUs.
-func (o *cl2Options) cleanUpInterrupted(env runEnv, rec results.Record) {
-	res, _ := rec.Result.(results.CL2Result)
+func (o *cl2Options) cleanUpInterrupted(env runEnv, rec record.Record) {
+	res, _ := rec.Result.(report.CL2Result)
 	w := o.streams.ErrOut
 	if res.NamespacePrefix == "" {
 		fmt.Fprintln(w, "interrupted before ClusterLoader2 created any namespace")
@@ -225,7 +224,7 @@ func (l *cl2LogLines) Write(p []byte) (int, error) {
 	}
 }
 
-func printCL2(w io.Writer, rec results.Record, r results.CL2Result) {
+func printCL2(w io.Writer, rec record.Record, r report.CL2Result) {
 	nodes := 0
 	if p, ok := rec.Params.(cl2.Params); ok {
 		nodes = p.Nodes
@@ -247,7 +246,7 @@ func printCL2(w io.Writer, rec results.Record, r results.CL2Result) {
 			note := ""
 			if l.Metric == "pod_startup" {
 				verdict := "meets"
-				if l.P99*s > results.PodStartupThreshold {
+				if l.P99*s > report.PodStartupThreshold {
 					verdict = "misses"
 				}
 				note = fmt.Sprintf("  %s the 5s SLO", verdict)

@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 var densityConfig = filepath.Join("..", "..", "..", "scenarios", "density", "config.yaml")
@@ -73,18 +74,18 @@ func TestCL2NoBinary(t *testing.T) {
 }
 
 func TestPrintCL2(t *testing.T) {
-	res := results.CL2Result{
+	res := report.CL2Result{
 		ExitCode: 1,
-		PodStartupLatency: []results.CL2Latency{
+		PodStartupLatency: []report.CL2Latency{
 			{Measurement: "SaturationPodStartupLatency", Metric: "create_to_schedule", Unit: "ms", P50: 1211, P90: 2540, P99: 3150},
 			{Measurement: "SaturationPodStartupLatency", Metric: "pod_startup", Unit: "ms", P50: 5210, P90: 9870, P99: 12004},
 			{Measurement: "PodStartupLatency", Metric: "pod_startup", Unit: "ms", P50: 402.5, P90: 688.1, P99: 1020.7},
 		},
-		SchedulingThroughput: []results.CL2Throughput{{Perc50: 48.6, Perc90: 50.2, Perc99: 51, Max: 51}},
-		JUnit:                &results.CL2JUnit{Tests: 3, Failures: 1, Failed: []results.CL2TestFailure{{Name: "gpu-density overall", Message: "pod startup: too high\nsecond line"}}},
+		SchedulingThroughput: []report.CL2Throughput{{Perc50: 48.6, Perc90: 50.2, Perc99: 51, Max: 51}},
+		JUnit:                &report.CL2JUnit{Tests: 3, Failures: 1, Failed: []report.CL2TestFailure{{Name: "gpu-density overall", Message: "pod startup: too high\nsecond line"}}},
 	}
 	var b strings.Builder
-	printCL2(&b, results.Record{Outcome: "failed: clusterloader exited with code 1"}, res)
+	printCL2(&b, record.Record{Outcome: "failed: clusterloader exited with code 1"}, res)
 	out := b.String()
 	for _, want := range []string{
 		"failed: clusterloader exited with code 1 (clusterloader exit 1; junit: 3 tests, 1 failed)",

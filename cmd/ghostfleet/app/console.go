@@ -20,7 +20,7 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet/cl2"
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
 	"github.com/ghostfleet/ghostfleet/metrics"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 	"github.com/ghostfleet/ghostfleet/tui"
 )
 
@@ -250,7 +250,7 @@ func lineWith(s string) func(string) string {
 // sloCounts summarises a snapshot by its verdicts, e.g. "SLOs: 4 pass, 1 fail".
 func sloCounts(out string) string {
 	var parts []string
-	for _, s := range []string{results.StatusPass, results.StatusFail, results.StatusNoData} {
+	for _, s := range []string{report.StatusPass, report.StatusFail, report.StatusNoData} {
 		n := 0
 		for _, l := range strings.Split(out, "\n") {
 			if strings.HasPrefix(l, "  "+s+" ") {

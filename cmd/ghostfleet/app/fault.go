@@ -10,14 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 // faultOptions are the flags every fault command shares.
 type faultOptions struct {
 	*globals
-	output     string
-	resultsDir string
+	output string
 }
 
 func newFaultCommand(g *globals) *cobra.Command {
@@ -74,7 +73,6 @@ func faultKindList() string {
 func (o *faultOptions) addFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
-	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the fault's run record is written")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 }
 
@@ -94,7 +92,7 @@ func (o *faultOptions) clients() (runEnv, fault.Clients, error) {
 
 // finish writes the record (also of a failed fault, which may have done
 // part of its work) and prints the result.
-func (o *faultOptions) finish(ctx context.Context, env runEnv, rec results.Record, ferr error, printText func(io.Writer, fault.Result)) error {
+func (o *faultOptions) finish(ctx context.Context, env runEnv, rec record.Record, ferr error, printText func(io.Writer, fault.Result)) error {
 	if rec.Kind == "" {
 		return ferr // refused before anything was done
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 type loadOptions struct {
@@ -21,7 +21,6 @@ type loadOptions struct {
 	workers            int
 	allowUnschedulable bool
 	output             string
-	resultsDir         string
 	prometheusURL      string
 	preflight          bool
 	rate               float64
@@ -72,7 +71,6 @@ results/load-<time>/run.json.`,
 	fs.Float64Var(&o.rate, "rate", 0, "pace creation at this many pods/s, open loop (steady state); 0 sends all at once (a burst)")
 	fs.BoolVar(&o.allowUnschedulable, "allow-unschedulable", false, "run even when G is more than any node has")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
-	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run record is written")
 	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster, for the verdict")
 	fs.BoolVar(&o.preflight, "preflight", false, "give each pod a pre-flight init container (for `fault pod-exit --init`)")
 	_ = cmd.RegisterFlagCompletionFunc("mode", fixed(workload.LoadModes...))
@@ -187,8 +185,8 @@ func startupJudgement(r workload.LoadResult) string {
 		return fmt.Sprintf("pod_startup p99 %.2fs: a burst, not judged against the pod startup SLO (defined for steady state; use --rate)", p99)
 	}
 	verb := "meets"
-	if p99 > results.PodStartupThreshold {
+	if p99 > report.PodStartupThreshold {
 		verb = "misses"
 	}
-	return fmt.Sprintf("pod_startup p99 %.2fs %s the upstream pod startup SLO (p99 ≤ %gs in steady state)", p99, verb, results.PodStartupThreshold)
+	return fmt.Sprintf("pod_startup p99 %.2fs %s the upstream pod startup SLO (p99 ≤ %gs in steady state)", p99, verb, report.PodStartupThreshold)
 }

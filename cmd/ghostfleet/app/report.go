@@ -5,11 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 func newReportCommand(g *globals) *cobra.Command {
-	var resultsDir string
 	var compare bool
 	cmd := &cobra.Command{
 		Use:   "report [DIR] | report --compare A B",
@@ -32,7 +31,7 @@ in B side by side, with B − A and B / A.`,
 				if len(args) != 2 {
 					return fmt.Errorf("--compare takes two snapshot folders, A and B; got %d", len(args))
 				}
-				out, err := results.Compare(resultsDir, args[0], args[1])
+				out, err := report.Compare(g.resultsDir, args[0], args[1])
 				if err != nil {
 					return err
 				}
@@ -47,11 +46,11 @@ in B side by side, with B − A and B / A.`,
 				dir = args[0]
 			} else {
 				var err error
-				if dir, err = results.LatestSnapshot(resultsDir); err != nil {
+				if dir, err = report.LatestSnapshot(g.resultsDir); err != nil {
 					return err
 				}
 			}
-			out, err := results.Report(dir)
+			out, err := report.Report(dir)
 			if err != nil {
 				return err
 			}
@@ -59,7 +58,6 @@ in B side by side, with B − A and B / A.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&resultsDir, "results-dir", results.DefaultRoot, "where the newest snapshot is looked for, and comparisons written")
 	cmd.Flags().BoolVar(&compare, "compare", false, "compare two snapshots: report --compare A B")
 	return cmd
 }

@@ -7,15 +7,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/state"
-	"github.com/ghostfleet/ghostfleet/results"
 )
 
 type restoreOptions struct {
 	*globals
 	binaryFlags
-	resultsDir string
-	verbose    bool
+	verbose bool
 }
 
 func newRestoreCommand(g *globals) *cobra.Command {
@@ -41,7 +40,6 @@ stop a restore once the control plane is down.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args[0]) },
 	}
-	cmd.Flags().StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where saved states are found and the restore's record goes")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
 	o.binaryFlags.add(cmd.Flags())
 	return cmd
@@ -65,7 +63,7 @@ func (o *restoreOptions) run(ctx context.Context, id string) error {
 	if rec.Kind == "" {
 		return rerr
 	}
-	dir, err := results.WriteRecord(o.resultsDir, rec)
+	dir, err := record.WriteRecord(o.resultsDir, rec)
 	if rerr != nil {
 		return rerr
 	}

@@ -8,14 +8,12 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/state"
-	"github.com/ghostfleet/ghostfleet/results"
 )
 
 type saveOptions struct {
 	*globals
 	binaryFlags
-	resultsDir string
-	verbose    bool
+	verbose bool
 }
 
 func newSaveCommand(g *globals) *cobra.Command {
@@ -37,7 +35,6 @@ The snapshot is taken from the running etcd; the fleet keeps running.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
-	cmd.Flags().StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the state's run folder is written")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
 	o.binaryFlags.add(cmd.Flags())
 	return cmd

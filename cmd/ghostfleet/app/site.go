@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 func newSiteCommand(g *globals) *cobra.Command {
-	var resultsDir, out string
+	var out string
 	cmd := &cobra.Command{
 		Use:   "site",
 		Short: "Build a static site indexing every run under results/",
@@ -19,7 +19,7 @@ it. The GitHub Pages workflow (.github/workflows/pages.yml) publishes it
 whenever results/ changes on main.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := results.BuildSite(resultsDir, out)
+			n, err := report.BuildSite(g.resultsDir, out)
 			if err != nil {
 				return err
 			}
@@ -27,7 +27,6 @@ whenever results/ changes on main.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&resultsDir, "results-dir", results.DefaultRoot, "the runs to index")
 	cmd.Flags().StringVar(&out, "out", "_site", "where the site is written")
 	return cmd
 }

@@ -10,8 +10,9 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/metrics"
-	"github.com/ghostfleet/ghostfleet/results"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 type snapshotOptions struct {
@@ -20,7 +21,6 @@ type snapshotOptions struct {
 	runID         string
 	step          time.Duration
 	check         bool
-	resultsDir    string
 	prometheusURL string
 	source        string
 	sample        time.Duration
@@ -80,7 +80,6 @@ minute before the snapshot.`,
 	fs.StringVar(&o.runID, "run", "", "window: the run with this id (its folder name), a minute either side")
 	fs.DurationVar(&o.step, "step", 15*time.Second, "resolution of the series (Prometheus scrapes every 15s); with the direct source, how often it scrapes")
 	fs.BoolVar(&o.check, "check", false, "exit 1 when an SLO fails")
-	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where runs are read from and the snapshot is written")
 	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster (with --kubeconfig)")
 	fs.StringVar(&o.source, "source", sourceAuto, "where the series come from: auto (Prometheus when it answers, else direct), prometheus, direct (scrape the components' /metrics)")
 	fs.DurationVar(&o.sample, "sample", 30*time.Second, "with the direct source: how long to sample the components (at least --step)")
@@ -110,7 +109,7 @@ func (o *snapshotOptions) run(ctx context.Context) error {
 	end := time.Now()
 	start := end.Add(-o.since)
 	if o.runID != "" {
-		r, err := results.FindRun(o.resultsDir, o.runID)
+		r, err := record.FindRun(o.resultsDir, o.runID)
 		if err != nil {
 			return err
 		}
@@ -123,11 +122,11 @@ func (o *snapshotOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fl := results.Fleet{Cluster: st.Cluster, Profile: st.Profile, Nodes: st.Nodes.Total, GPUs: st.GPUs.Allocatable, Prometheus: st.Prometheus.URL}
+	fl := report.Fleet{Cluster: st.Cluster, Profile: st.Profile, Nodes: st.Nodes.Total, GPUs: st.GPUs.Allocatable, Prometheus: st.Prometheus.URL}
 	if s, err := fleet.LoadState(o.name); err == nil && !st.Attached {
 		fl.Versions = s.Versions
 	}
-	opts := results.SnapshotOptions{Root: o.resultsDir, Fleet: fl, Start: start, End: end, Step: o.step}
+	opts := report.SnapshotOptions{Root: o.resultsDir, Fleet: fl, Start: start, End: end, Step: o.step}
 
 	// Why Prometheus is not used, when it is not: said before sampling.
 	var fallback string
@@ -155,7 +154,7 @@ func (o *snapshotOptions) run(ctx context.Context) error {
 		}
 		opts.Source = prom
 	}
-	dir, verdicts, err := results.Snapshot(ctx, opts)
+	dir, verdicts, err := report.Snapshot(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -168,7 +167,7 @@ func (o *snapshotOptions) run(ctx context.Context) error {
 	failed := 0
 	for _, v := range verdicts {
 		value := "—"
-		if v.Status != results.StatusNoData {
+		if v.Status != report.StatusNoData {
 			value = fmt.Sprintf("%.3g (%s)", v.Value, v.Where)
 		}
 		whose := ""
@@ -179,7 +178,7 @@ func (o *snapshotOptions) run(ctx context.Context) error {
 		if v.Note != "" {
 			fmt.Fprintf(w, "           %s\n", v.Note)
 		}
-		if v.Status == results.StatusFail {
+		if v.Status == report.StatusFail {
 			failed++
 		}
 	}
@@ -191,7 +190,7 @@ func (o *snapshotOptions) run(ctx context.Context) error {
 
 // sampleDirect scrapes the components for --sample and makes the
 // recording the snapshot's source, its window the sampling time.
-func (o *snapshotOptions) sampleDirect(ctx context.Context, why string, opts *results.SnapshotOptions) error {
+func (o *snapshotOptions) sampleDirect(ctx context.Context, why string, opts *report.SnapshotOptions) error {
 	if err := o.checkSample(); err != nil {
 		return fmt.Errorf("%s, and %w", why, err)
 	}

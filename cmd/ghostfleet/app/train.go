@@ -9,14 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
-	"github.com/ghostfleet/ghostfleet/results"
 )
 
 type trainOptions struct {
 	*globals
-	opts       workload.TrainOptions
-	output     string
-	resultsDir string
+	opts   workload.TrainOptions
+	output string
 }
 
 func newTrainCommand(g *globals) *cobra.Command {
@@ -46,7 +44,6 @@ The run ends when every job runs, after --stall without progress, or at
 	fs.DurationVar(&o.opts.Timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.DurationVar(&o.opts.Stall, "stall", 30*time.Second, "end when no pod was bound or started for this long (0: never)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
-	fs.StringVar(&o.resultsDir, "results-dir", results.DefaultRoot, "where the run record is written")
 	return cmd
 }
 

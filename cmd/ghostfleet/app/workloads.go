@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
-	"github.com/ghostfleet/ghostfleet/results"
 )
 
 // runEnv is what every workload command needs: the clients, the fleet's
@@ -63,12 +63,12 @@ func (e runEnv) clusterName() string {
 }
 
 // writeRecord completes and writes a run record; it returns the folder.
-func (e runEnv) writeRecord(root string, rec results.Record) (string, error) {
+func (e runEnv) writeRecord(root string, rec record.Record) (string, error) {
 	rec.Cluster, rec.Profile = e.clusterName(), e.profile
 	if rec.Ended.IsZero() {
 		rec.Ended = time.Now().UTC()
 	}
-	return results.WriteRecord(root, rec)
+	return record.WriteRecord(root, rec)
 }
 
 func runID(kind string) string {
@@ -122,7 +122,7 @@ func writeJSON(w io.Writer, v any) error {
 // the result (JSON, or text by printText), say where the record is and
 // what an interrupted run left in namespace ns (none when ns is empty: the
 // run cleaned up), and exit 130 if it was interrupted.
-func (e runEnv) report(ctx context.Context, s Streams, output, resultsDir, ns string, rec results.Record, res any, printText func(io.Writer)) error {
+func (e runEnv) report(ctx context.Context, s Streams, output, resultsDir, ns string, rec record.Record, res any, printText func(io.Writer)) error {
 	dir, err := e.writeRecord(resultsDir, rec)
 	if err != nil {
 		return fmt.Errorf("writing the run record: %w", err)

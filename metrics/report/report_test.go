@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"context"
@@ -9,14 +9,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 func TestReportIsSelfContainedAndEscaped(t *testing.T) {
 	root := t.TempDir()
 	t0 := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
 	evil := `</script><script>alert(1)</script>`
-	if _, err := WriteRecord(root, Record{ID: "load-x", Kind: "load", Started: t0.Add(time.Minute), Ended: t0.Add(2 * time.Minute),
-		Params: map[string]string{"namespace": evil}, Phases: []Phase{{Name: "create", Start: t0.Add(time.Minute), End: t0.Add(90 * time.Second)}}}); err != nil {
+	if _, err := record.WriteRecord(root, record.Record{ID: "load-x", Kind: "load", Started: t0.Add(time.Minute), Ended: t0.Add(2 * time.Minute),
+		Params: map[string]string{"namespace": evil}, Phases: []record.Phase{{Name: "create", Start: t0.Add(time.Minute), End: t0.Add(90 * time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	src := fakeSource{"scheduler_schedule_attempts_total": {series(map[string]string{"job": evil}, 10, 20, 30)}}

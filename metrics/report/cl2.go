@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"encoding/json"
@@ -11,9 +11,6 @@ import (
 	"strings"
 	"time"
 )
-
-// KindCL2 is the record kind of a ClusterLoader2 run.
-const KindCL2 = "cl2"
 
 // CL2Result is what a ClusterLoader2 run's report folder says, read back
 // from the files CL2 writes (its own formats, not ours), so that reports

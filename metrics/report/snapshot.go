@@ -1,16 +1,15 @@
-package results
+package report
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
@@ -58,11 +57,11 @@ type Window struct {
 type SnapshotRun struct {
 	Fleet Fleet `json:"fleet"`
 	// Source is where the series came from: prometheus or direct scrape.
-	Source string    `json:"source,omitempty"`
-	Note   string    `json:"note,omitempty"`
-	Window Window    `json:"window"`
-	Taken  time.Time `json:"taken"`
-	Runs   []Record  `json:"runs"`
+	Source string          `json:"source,omitempty"`
+	Note   string          `json:"note,omitempty"`
+	Window Window          `json:"window"`
+	Taken  time.Time       `json:"taken"`
+	Runs   []record.Record `json:"runs"`
 }
 
 // QuerySeries is one catalog query's range result in metrics.json.
@@ -108,7 +107,7 @@ func Snapshot(ctx context.Context, opts SnapshotOptions) (string, []Verdict, err
 	if !opts.End.After(opts.Start) {
 		return "", nil, fmt.Errorf("window %s to %s is empty: the start must be before the end", opts.Start.Format(time.RFC3339), opts.End.Format(time.RFC3339))
 	}
-	runs, err := RunsIn(opts.Root, opts.Start, opts.End)
+	runs, err := record.RunsIn(opts.Root, opts.Start, opts.End)
 	if err != nil {
 		return "", nil, err
 	}
@@ -131,13 +130,13 @@ func Snapshot(ctx context.Context, opts SnapshotOptions) (string, []Verdict, err
 	}
 	verdicts := append(sloVerdicts(series, source), podStartupVerdict(runs))
 
-	dir, err := NewRunDir(opts.Root, "snapshot", opts.End)
+	dir, err := record.NewRunDir(opts.Root, "snapshot", opts.End)
 	if err != nil {
 		return "", nil, err
 	}
 	run := SnapshotRun{Fleet: opts.Fleet, Source: source, Note: opts.Note, Window: Window{opts.Start.UTC(), opts.End.UTC()}, Taken: time.Now().UTC(), Runs: runs}
 	for name, v := range map[string]any{"run.json": run, "metrics.json": series, "slo.json": verdicts} {
-		if err := WriteJSON(dir, name, v); err != nil {
+		if err := record.WriteJSON(dir, name, v); err != nil {
 			return dir, nil, err
 		}
 	}
@@ -181,7 +180,7 @@ const cl2ListThreshold = 30.0
 // export the kubelet's startup SLI. The SLO is defined for steady state,
 // so bursts are listed in the note with their scheduling rate and
 // backlog, never judged.
-func podStartupVerdict(runs []Record) Verdict {
+func podStartupVerdict(runs []record.Record) Verdict {
 	v := Verdict{ID: "pod-startup-p99", Description: "pod startup of stateless pods in steady state: p99 ≤ 5s (create→watched Running, measured by the runs)",
 		Threshold: PodStartupThreshold, Status: StatusNoData, Source: "run records",
 		Origin: metrics.OriginUpstream, Definition: metrics.SourcePodStartupLatency}
@@ -191,7 +190,7 @@ func podStartupVerdict(runs []Record) Verdict {
 		if err != nil {
 			continue
 		}
-		if r.Kind == KindCL2 {
+		if r.Kind == record.KindCL2 {
 			if p99, ok := cl2PodStartupP99(data); ok && (v.Status == StatusNoData || p99 > v.Value) {
 				v.Value, v.Where, v.Status = p99, r.ID, StatusPass
 			}
@@ -266,43 +265,4 @@ func labelText(l map[string]string) string {
 		s += k + "=" + l[k]
 	}
 	return "{" + s + "}"
-}
-
-// RunsIn reads the run records under root whose time overlaps start…end,
-// oldest first. Snapshots are not runs and are skipped.
-func RunsIn(root string, start, end time.Time) ([]Record, error) {
-	files, err := filepath.Glob(filepath.Join(root, "*", "run.json"))
-	if err != nil {
-		return nil, err
-	}
-	runs := []Record{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		var r Record
-		if err := json.Unmarshal(data, &r); err != nil || r.Kind == "" {
-			continue // a snapshot's run.json, or not a record at all
-		}
-		if r.Started.Before(end) && r.Ended.After(start) {
-			runs = append(runs, r)
-		}
-	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].Started.Before(runs[j].Started) })
-	return runs, nil
-}
-
-// FindRun returns the record with the given id under root.
-func FindRun(root, id string) (Record, error) {
-	runs, err := RunsIn(root, time.Time{}, time.Now().Add(24*time.Hour))
-	if err != nil {
-		return Record{}, err
-	}
-	for _, r := range runs {
-		if r.ID == id {
-			return r, nil
-		}
-	}
-	return Record{}, fmt.Errorf("no run %q under %s: `ls %s` lists the runs", id, root, root)
 }

@@ -1,4 +1,4 @@
-package results
+package record
 
 import (
 	"context"
@@ -50,5 +50,30 @@ func TestOutcome(t *testing.T) {
 		if got := Outcome(tt.ctx, tt.err); got != tt.want {
 			t.Errorf("Outcome(%v) = %q, want %q", tt.err, got, tt.want)
 		}
+	}
+}
+
+func TestDefaultRoot(t *testing.T) {
+	t.Setenv(RootEnv, "")
+	t.Setenv("XDG_DATA_HOME", "/data")
+	top := t.TempDir()
+	deep := filepath.Join(top, "test", "e2e")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(top, "go.mod"), []byte(module+"\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(deep)
+	if got := DefaultRoot(); got != filepath.Join(top, "results") {
+		t.Errorf("inside a checkout: %s, want the checkout's results/", got)
+	}
+	t.Chdir(t.TempDir())
+	if got := DefaultRoot(); got != "/data/ghostfleet/results" {
+		t.Errorf("outside a checkout: %s, want the per-user folder", got)
+	}
+	t.Setenv(RootEnv, "/elsewhere")
+	if got := DefaultRoot(); got != "/elsewhere" {
+		t.Errorf("with $%s: %s", RootEnv, got)
 	}
 }

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 const fixtureTime = "2026-11-29T18:20:31Z"
@@ -197,7 +199,7 @@ func TestReportShowsCL2Runs(t *testing.T) {
 	res.ReportDir, res.ExitCode = "report", 1
 	evil := `<img src=x onerror=alert(1)>`
 	res.Problems = append(res.Problems, evil)
-	if _, err := WriteRecord(root, Record{ID: "cl2-x", Kind: KindCL2, Started: t0.Add(time.Minute), Ended: t0.Add(3 * time.Minute),
+	if _, err := record.WriteRecord(root, record.Record{ID: "cl2-x", Kind: record.KindCL2, Started: t0.Add(time.Minute), Ended: t0.Add(3 * time.Minute),
 		Outcome: "failed: clusterloader exited with code 1", Result: res}); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +254,7 @@ func TestPodStartupVerdictReadsCL2(t *testing.T) {
 			if err := json.Unmarshal(data, &result); err != nil {
 				t.Fatal(err)
 			}
-			v := podStartupVerdict([]Record{{ID: "cl2-a", Kind: KindCL2, Result: result}})
+			v := podStartupVerdict([]record.Record{{ID: "cl2-a", Kind: record.KindCL2, Result: result}})
 			if v.Status != tt.status || math.Abs(v.Value-tt.value) > 1e-9 || (tt.status != StatusNoData && v.Where != "cl2-a") {
 				t.Errorf("verdict %+v, want %s %g", v, tt.status, tt.value)
 			}

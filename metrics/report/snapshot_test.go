@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
@@ -41,15 +42,15 @@ func TestSnapshotWritesFilesAndJudgesSLOs(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
 	// Inside the window: a steady load with a 7s startup p99, and a burst
 	// with 60s (never judged against the steady-state SLO); one outside.
-	if _, err := WriteRecord(root, Record{ID: "load-in", Kind: "load", Started: t0.Add(time.Minute), Ended: t0.Add(3 * time.Minute),
+	if _, err := record.WriteRecord(root, record.Record{ID: "load-in", Kind: "load", Started: t0.Add(time.Minute), Ended: t0.Add(3 * time.Minute),
 		Result: map[string]any{"pattern": "steady", "startupLatency": map[string]any{"podStartup": map[string]any{"count": 10, "p99": 7.0}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := WriteRecord(root, Record{ID: "load-burst", Kind: "load", Started: t0.Add(4 * time.Minute), Ended: t0.Add(5 * time.Minute),
+	if _, err := record.WriteRecord(root, record.Record{ID: "load-burst", Kind: "load", Started: t0.Add(4 * time.Minute), Ended: t0.Add(5 * time.Minute),
 		Result: map[string]any{"pattern": "burst", "scheduleRate": 52.0, "startupLatency": map[string]any{"podStartup": map[string]any{"count": 8000, "p99": 60.0}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := WriteRecord(root, Record{ID: "load-old", Kind: "load", Started: t0.Add(-time.Hour), Ended: t0.Add(-50 * time.Minute)}); err != nil {
+	if _, err := record.WriteRecord(root, record.Record{ID: "load-old", Kind: "load", Started: t0.Add(-time.Hour), Ended: t0.Add(-50 * time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	src := fakeSource{
@@ -119,9 +120,9 @@ func TestSnapshotWritesFilesAndJudgesSLOs(t *testing.T) {
 		}
 	}
 	// A snapshot folder is not a run: a second snapshot does not list it.
-	runs, err := RunsIn(root, t0, t0.Add(time.Hour))
+	runs, err := record.RunsIn(root, t0, t0.Add(time.Hour))
 	if err != nil || len(runs) != 2 {
-		t.Errorf("RunsIn after a snapshot: %d runs, %v", len(runs), err)
+		t.Errorf("record.RunsIn after a snapshot: %d runs, %v", len(runs), err)
 	}
 }
 
@@ -192,13 +193,13 @@ func TestSnapshotRejectsAnEmptyWindowAndWritesNothing(t *testing.T) {
 
 func TestFindRun(t *testing.T) {
 	root := t.TempDir()
-	if _, err := WriteRecord(root, Record{ID: "churn-1", Kind: "churn", Started: time.Now().Add(-time.Minute), Ended: time.Now()}); err != nil {
+	if _, err := record.WriteRecord(root, record.Record{ID: "churn-1", Kind: "churn", Started: time.Now().Add(-time.Minute), Ended: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := FindRun(root, "churn-1"); err != nil || r.Kind != "churn" {
+	if r, err := record.FindRun(root, "churn-1"); err != nil || r.Kind != "churn" {
 		t.Errorf("FindRun = %+v, %v", r, err)
 	}
-	if _, err := FindRun(root, "nope"); err == nil || !strings.Contains(err.Error(), `no run "nope"`) {
+	if _, err := record.FindRun(root, "nope"); err == nil || !strings.Contains(err.Error(), `no run "nope"`) {
 		t.Errorf("missing run: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	_ "embed"
@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 // uPlot is embedded so that a report is one file that fetches nothing.
@@ -96,7 +98,7 @@ func Report(dir string) (string, error) {
 	if err := reportTemplate.Execute(&b, d); err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "report.html"), writeFile(dir, "report.html", []byte(b.String()))
+	return filepath.Join(dir, "report.html"), record.WriteFile(dir, "report.html", []byte(b.String()))
 }
 
 // cl2Section is a ClusterLoader2 run shown in a report.
@@ -107,10 +109,10 @@ type cl2Section struct {
 
 // cl2Sections reads the cl2 records' results back into CL2Result (the
 // records come from run.json, where Result is plain JSON).
-func cl2Sections(runs []Record) []cl2Section {
+func cl2Sections(runs []record.Record) []cl2Section {
 	var out []cl2Section
 	for _, r := range runs {
-		if r.Kind != KindCL2 {
+		if r.Kind != record.KindCL2 {
 			continue
 		}
 		var res CL2Result

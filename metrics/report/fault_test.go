@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 // A node fault is an instant (started = ended); snapshots must still
@@ -16,12 +18,12 @@ func TestFaultRecordsAreInSnapshotsAndMarkedInReports(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
 	at := t0.Add(2 * time.Minute)
 	for i := 0; i < 2; i++ {
-		dir, err := WriteRecord(root, Record{Kind: "fault", Started: at, Ended: at, Outcome: "completed",
-			Params: map[string]any{"kind": "gpu-xid", "nodes": 5}, Phases: []Phase{{Name: "gpu-xid", Start: at, End: at}}})
+		dir, err := record.WriteRecord(root, record.Record{Kind: "fault", Started: at, Ended: at, Outcome: "completed",
+			Params: map[string]any{"kind": "gpu-xid", "nodes": 5}, Phases: []record.Phase{{Name: "gpu-xid", Start: at, End: at}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r, err := FindRun(root, filepath.Base(dir)); err != nil || r.ID != filepath.Base(dir) {
+		if r, err := record.FindRun(root, filepath.Base(dir)); err != nil || r.ID != filepath.Base(dir) {
 			t.Errorf("record in %s has id %q (%v)", dir, r.ID, err)
 		}
 	}

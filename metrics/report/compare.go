@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 // Side is one snapshot's figure for a comparison row.
@@ -90,18 +92,18 @@ func Compare(root, a, b string) (string, error) {
 	for _, qa := range msA {
 		c.Queries = append(c.Queries, row(qa.ID, qa.Title, qa.Unit, worst(qa), worst(seriesB[qa.ID])))
 	}
-	dir, err := NewRunDir(root, "compare", time.Now())
+	dir, err := record.NewRunDir(root, "compare", time.Now())
 	if err != nil {
 		return "", err
 	}
-	if err := WriteJSON(dir, "compare.json", c); err != nil {
+	if err := record.WriteJSON(dir, "compare.json", c); err != nil {
 		return dir, err
 	}
 	var buf strings.Builder
 	if err := compareTemplate.Execute(&buf, c); err != nil {
 		return dir, err
 	}
-	return filepath.Join(dir, "report.html"), writeFile(dir, "report.html", []byte(buf.String()))
+	return filepath.Join(dir, "report.html"), record.WriteFile(dir, "report.html", []byte(buf.String()))
 }
 
 var compareTemplate = template.Must(template.New("compare").Funcs(template.FuncMap{

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"os"
@@ -6,19 +6,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 func TestBuildSite(t *testing.T) {
 	root, out := t.TempDir(), t.TempDir()
 	t0 := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
-	if _, err := WriteRecord(root, Record{ID: "<i>x</i>", Kind: "load", Outcome: "completed", Started: t0}); err != nil {
+	if _, err := record.WriteRecord(root, record.Record{ID: "<i>x</i>", Kind: "load", Outcome: "completed", Started: t0}); err != nil {
 		t.Fatal(err)
 	}
-	bench, err := NewRunDir(root, "bench-load", t0.Add(time.Hour))
+	bench, err := record.NewRunDir(root, "bench-load", t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJSON(bench, "bench.json", map[string]int{"n": 1}); err != nil {
+	if err := record.WriteJSON(bench, "bench.json", map[string]int{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(bench, "report.html"), []byte("<html></html>"), 0o644); err != nil {

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 // SiteEntry is one run folder on the index page.
@@ -31,7 +33,7 @@ func BuildSite(root, out string) (int, error) {
 	}
 	var entries []SiteEntry
 	for _, d := range dirs {
-		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") || d.Name() == "assets" {
+		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") {
 			continue
 		}
 		e, err := siteEntry(root, d.Name())
@@ -103,7 +105,7 @@ func siteEntry(root, name string) (SiteEntry, error) {
 		}
 	}
 	if data, err := os.ReadFile(filepath.Join(root, name, "run.json")); err == nil {
-		var r Record
+		var r record.Record
 		if json.Unmarshal(data, &r) == nil && r.Kind != "" {
 			e.Kind, e.Outcome = r.Kind, r.Outcome
 		}

@@ -1,0 +1,192 @@
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// KindCL2 is the record kind of a ClusterLoader2 run.
+const KindCL2 = "cl2"
+
+// RootEnv names the environment variable that sets where runs go.
+const RootEnv = "GHOSTFLEET_RESULTS"
+
+// DefaultRoot is where runs go unless --results-dir says otherwise:
+// $GHOSTFLEET_RESULTS; else the results/ folder of the GhostFleet
+// checkout the working directory is in (runs are committed there); else
+// the per-user data folder, $XDG_DATA_HOME/ghostfleet/results
+// (~/.local/share/ghostfleet/results). It never depends on which
+// folder of a checkout a command runs in.
+func DefaultRoot() string {
+	if dir := os.Getenv(RootEnv); dir != "" {
+		return dir
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if top, ok := checkout(wd); ok {
+			return filepath.Join(top, "results")
+		}
+	}
+	data := os.Getenv("XDG_DATA_HOME")
+	if data == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "results" // no home: the working directory, as a last resort
+		}
+		data = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(data, "ghostfleet", "results")
+}
+
+// module is the first line of GhostFleet's go.mod.
+const module = "module github.com/ghostfleet/ghostfleet\n"
+
+// checkout finds the GhostFleet checkout holding dir: the nearest folder
+// upward whose go.mod is GhostFleet's.
+func checkout(dir string) (string, bool) {
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(data), module) {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// NewRunDir creates a new folder <root>/<kind>-<UTC time>, adding -2, -3…
+// when a run of the same kind started in the same second. An existing
+// folder is never reused.
+func NewRunDir(root, kind string, now time.Time) (string, error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	stamp := now.UTC().Format("20060102-150405")
+	dir := filepath.Join(root, kind+"-"+stamp)
+	for i := 2; ; i++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !os.IsExist(err) {
+			return "", err
+		}
+		dir = filepath.Join(root, fmt.Sprintf("%s-%s-%d", kind, stamp, i))
+	}
+}
+
+// WriteJSON writes v to dir/name through a temporary file and a rename.
+func WriteJSON(dir, name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFile(dir, name, append(data, '\n'))
+}
+
+// WriteFile writes dir/name through a temporary file and a rename, so a
+// reader never sees half a file.
+func WriteFile(dir, name string, data []byte) error {
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, name))
+}
+
+// Phase is a named time window of a run, for charts and reports.
+type Phase struct {
+	Name  string    `json:"name"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// Record is what a run leaves behind: what was asked, when each phase
+// ran, and what came out. Snapshots and reports read these.
+type Record struct {
+	ID      string    `json:"id"`
+	Kind    string    `json:"kind"`
+	Cluster string    `json:"cluster"`
+	Profile string    `json:"profile,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	// Outcome is "completed", "timed out", "interrupted" or "failed: …".
+	Outcome string  `json:"outcome"`
+	Params  any     `json:"params"`
+	Phases  []Phase `json:"phases"`
+	Result  any     `json:"result"`
+}
+
+// Outcome names how a run that returned err ended: "completed",
+// "interrupted" when ctx was cancelled, or "failed: …".
+func Outcome(ctx context.Context, err error) string {
+	switch {
+	case err == nil:
+		return "completed"
+	case ctx.Err() != nil:
+		return "interrupted"
+	default:
+		return "failed: " + err.Error()
+	}
+}
+
+// WriteRecord writes the record as run.json into a new run folder named
+// after its kind and start, and returns the folder. A record without an
+// ID is given the folder's name.
+func WriteRecord(root string, r Record) (string, error) {
+	dir, err := NewRunDir(root, r.Kind, r.Started)
+	if err != nil {
+		return "", err
+	}
+	if r.ID == "" {
+		r.ID = filepath.Base(dir)
+	}
+	return dir, WriteJSON(dir, "run.json", r)
+}
+
+// RunsIn reads the run records under root whose time overlaps start…end,
+// oldest first. Snapshots are not runs and are skipped.
+func RunsIn(root string, start, end time.Time) ([]Record, error) {
+	files, err := filepath.Glob(filepath.Join(root, "*", "run.json"))
+	if err != nil {
+		return nil, err
+	}
+	runs := []Record{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var r Record
+		if err := json.Unmarshal(data, &r); err != nil || r.Kind == "" {
+			continue // a snapshot's run.json, or not a record at all
+		}
+		if r.Started.Before(end) && r.Ended.After(start) {
+			runs = append(runs, r)
+		}
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Started.Before(runs[j].Started) })
+	return runs, nil
+}
+
+// FindRun returns the record with the given id under root.
+func FindRun(root, id string) (Record, error) {
+	runs, err := RunsIn(root, time.Time{}, time.Now().Add(24*time.Hour))
+	if err != nil {
+		return Record{}, err
+	}
+	for _, r := range runs {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return Record{}, fmt.Errorf("no run %q under %s: `ls %s` lists the runs", id, root, root)
+}
