@@ -1,0 +1,196 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ghostfleet/ghostfleet/fleet/cl2"
+	"github.com/ghostfleet/ghostfleet/fleet/fault"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
+	"github.com/ghostfleet/ghostfleet/tui"
+)
+
+// subcommand runs a ghostfleet subcommand in this process against the
+// same cluster, with streams s.
+func (o *consoleOptions) subcommand(ctx context.Context, s Streams, args ...string) error {
+	args = append(args, "--name", o.name)
+	if o.kubeconfig != "" {
+		args = append(args, "--kubeconfig", o.kubeconfig)
+	}
+	if o.context != "" {
+		args = append(args, "--context", o.context)
+	}
+	root := NewRootCommand(s)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// command is an action that runs a subcommand: the console starts exactly
+// what the command line does, recorded the same way. summary picks the
+// activity pane's line from the command's output.
+func (o *consoleOptions) command(summary func(out string) string, args func(v []string) []string) func(context.Context, []string, tui.Control) (tui.Outcome, error) {
+	return func(ctx context.Context, values []string, ctl tui.Control) (tui.Outcome, error) {
+		var out, errOut bytes.Buffer
+		s := Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Progress: ctl.Report, Live: ctl.Live}
+		err := o.subcommand(ctx, s, args(values)...)
+		res := tui.Outcome{Summary: summary(out.String()), Dir: folderIn(out.String() + errOut.String())}
+		var exit exitError
+		switch {
+		case errors.As(err, &exit) && exit.code == 130:
+			return res, nil // interrupted: the command recorded it and cleaned up
+		case errors.As(err, &exit) && exit.msg == "":
+			return res, fmt.Errorf("exit status %d", exit.code)
+		}
+		return res, err
+	}
+}
+
+// lineWith summarises by the first output line containing s, or the first.
+func lineWith(s string) func(string) string {
+	return func(out string) string {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		for _, l := range lines {
+			if strings.Contains(l, s) {
+				return strings.TrimSpace(l)
+			}
+		}
+		return strings.TrimSpace(lines[0])
+	}
+}
+
+// sloCounts summarises a snapshot by its verdicts, e.g. "SLOs: 4 pass, 1 fail".
+func sloCounts(out string) string {
+	var parts []string
+	for _, s := range []string{report.StatusPass, report.StatusFail, report.StatusNoData} {
+		n := 0
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "  "+s+" ") {
+				n++
+			}
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	return "SLOs: " + strings.Join(parts, ", ")
+}
+
+// faultArgs turns the fault form into `ghostfleet fault` arguments: node
+// faults take --nodes, pod-exit and clear take their flags.
+func faultArgs(v []string) []string {
+	args := []string{"fault", v[0]}
+	if info, err := fault.LookupKind(v[0]); err == nil && info.Scope == "nodes" {
+		args = append(args, "--nodes", v[1])
+	}
+	return append(args, strings.Fields(v[2])...)
+}
+
+// folderIn finds the results folder a command named in its output.
+func folderIn(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		for _, marker := range []string{"run record: ", "written to "} {
+			if _, after, ok := strings.Cut(l, marker); ok {
+				return strings.TrimSpace(after)
+			}
+		}
+	}
+	return ""
+}
+
+// actions are the console's keys that start runs, each a subcommand.
+func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
+	f := func(label, def, help string) tui.Field { return tui.Field{Label: label, Default: def, Help: help} }
+	acts := map[tui.ActionKey]tui.Action{
+		tui.ActNodes: {
+			Name: "Scale the fleet", Fields: []tui.Field{f("nodes", "1000", "GhostFleet nodes wanted")},
+			Describe: func(v []string) string { return "nodes " + v[0] },
+			Run:      o.command(lineWith("nodes"), func(v []string) []string { return []string{"nodes", v[0]} }),
+		},
+		tui.ActLoad: {
+			Name: "Load: N pods of G GPUs",
+			Fields: []tui.Field{f("pods", "8000", "N"), f("GPUs per pod", "1", "G"),
+				f("mode", "pods", "pods, deployment or job"), f("rate", "0", "pods/s, paced (steady state); 0 = a burst")},
+			Describe: func(v []string) string {
+				if v[3] != "0" {
+					return fmt.Sprintf("load %s×%s at %s/s", v[0], v[1], v[3])
+				}
+				return fmt.Sprintf("load %s×%s", v[0], v[1])
+			},
+			Run: o.command(lineWith("verdict"), func(v []string) []string {
+				return []string{"load", v[0], v[1], "--mode", v[2], "--rate", v[3]}
+			}),
+		},
+		tui.ActChurn: {
+			Name:     "Churn: open-loop create/delete",
+			Fields:   []tui.Field{f("rate", "50", "pods/s"), f("duration", "60s", "10m, 600")},
+			Describe: func(v []string) string { return fmt.Sprintf("churn %s/s", v[0]) },
+			Run:      o.command(lineWith("creates:"), func(v []string) []string { return []string{"churn", v[0], v[1]} }),
+		},
+		tui.ActChurnLimited: {
+			Name: "Churn-limited: bounded in-flight requests",
+			Fields: []tui.Field{f("rate", "100", "pods/s"), f("duration", "60s", "10m, 600"),
+				f("concurrency", "50", "requests in flight at most")},
+			Describe: func(v []string) string { return fmt.Sprintf("churn-limited %s/s", v[0]) },
+			Run: o.command(lineWith("creates:"), func(v []string) []string {
+				return []string{"churn-limited", v[0], v[1], "--concurrency", v[2]}
+			}),
+		},
+		tui.ActTrain: {
+			Name: "Training jobs",
+			Fields: []tui.Field{f("jobs", "100", "Indexed Jobs"), f("pods per job", "8", "workers"),
+				f("GPUs per pod", "8", "8: whole DGX nodes")},
+			Describe: func(v []string) string { return fmt.Sprintf("train %s×%s×%s", v[0], v[1], v[2]) },
+			Run: o.command(lineWith("jobs"), func(v []string) []string {
+				return []string{"train", "--jobs", v[0], "--pods-per-job", v[1], "--gpus-per-pod", v[2]}
+			}),
+		},
+		tui.ActSnapshot: {
+			Name: "Snapshot", Fields: []tui.Field{f("since", "15m", "window before now")},
+			Describe: func(v []string) string { return "snapshot " + v[0] },
+			Run:      o.command(sloCounts, func(v []string) []string { return []string{"snapshot", "--since", v[0]} }),
+		},
+		tui.ActReport: {
+			Name:     "Report of the latest snapshot",
+			Describe: func([]string) string { return "report" },
+			Run:      o.command(lineWith(""), func([]string) []string { return []string{"report"} }),
+		},
+		tui.ActUnload: {
+			Name:     "Remove workloads",
+			Confirm:  "remove every GhostFleet workload (pods, Deployments, Jobs)? y: remove, any other key: keep",
+			Describe: func([]string) string { return "unload" },
+			Run:      o.command(lineWith("removed"), func([]string) []string { return []string{"unload"} }),
+		},
+		tui.ActCL2: {
+			Name: "ClusterLoader2 density run (experiment E)",
+			Fields: []tui.Field{f("config", cl2.DefaultConfig, "CL2 test config"), f("pods per node", "4", "saturation pods"),
+				f("throughput", "50", "pods/s created")},
+			Describe: func(v []string) string { return "cl2 " + filepath.Base(v[0]) },
+			Run: o.command(lineWith("cl2:"), func(v []string) []string {
+				return []string{"cl2", "--config", v[0], "--pods-per-node", v[1], "--throughput", v[2]}
+			}),
+		},
+		tui.ActFaults: {
+			Name: "Fault",
+			Fields: []tui.Field{f("fault", string(fault.GPUXid), strings.Join(append(fault.KindNames(), "clear"), ", ")),
+				f("nodes", "5", "node faults: how many"),
+				{Label: "flags", Help: "e.g. --xid 48 · --exit-code 3 -n gf-load --delay 10s --jitter 20s · --all", Optional: true}},
+			Describe: func(v []string) string { return "fault " + v[0] },
+			Run:      o.command(lineWith(""), faultArgs),
+		},
+	}
+	if _, _, err := cl2.Find(""); err != nil {
+		a := acts[tui.ActCL2]
+		a.Unavailable = err.Error()
+		acts[tui.ActCL2] = a
+	}
+	if o.target().Attached() {
+		a := acts[tui.ActNodes]
+		a.Unavailable = "n: nodes manages GhostFleet's own fleet, not an attached cluster"
+		acts[tui.ActNodes] = a
+	}
+	return acts
+}
