@@ -9,21 +9,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
 type loadOptions struct {
 	*globals
-	mode               string
-	namespace          string
-	timeout            time.Duration
-	workers            int
-	allowUnschedulable bool
-	output             string
-	prometheusURL      string
-	preflight          bool
-	rate               float64
+	runs.LoadOptions
+	output        string
+	prometheusURL string
 }
 
 func newLoadCommand(g *globals) *cobra.Command {
@@ -64,60 +59,46 @@ results/load-<time>/run.json.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.mode, "mode", workload.ModePods, "how pods are created: "+strings.Join(workload.LoadModes, ", "))
-	fs.StringVar(&o.namespace, "namespace", "gf-load", "workload namespace (created, labelled as GhostFleet's)")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up waiting for pods to run after this long")
-	fs.IntVar(&o.workers, "workers", 100, "parallel creates in a burst (pods mode without --rate)")
-	fs.Float64Var(&o.rate, "rate", 0, "pace creation at this many pods/s, open loop (steady state); 0 sends all at once (a burst)")
-	fs.BoolVar(&o.allowUnschedulable, "allow-unschedulable", false, "run even when G is more than any node has")
+	fs.StringVar(&o.Mode, "mode", workload.ModePods, "how pods are created: "+strings.Join(workload.LoadModes, ", "))
+	fs.StringVar(&o.Namespace, "namespace", "gf-load", "workload namespace (created, labelled as GhostFleet's)")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "give up waiting for pods to run after this long")
+	fs.IntVar(&o.Workers, "workers", 100, "parallel creates in a burst (pods mode without --rate)")
+	fs.Float64Var(&o.Rate, "rate", 0, "pace creation at this many pods/s, open loop (steady state); 0 sends all at once (a burst)")
+	fs.BoolVar(&o.AllowUnschedulable, "allow-unschedulable", false, "run even when G is more than any node has")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster, for the verdict")
-	fs.BoolVar(&o.preflight, "preflight", false, "give each pod a pre-flight init container (for `fault pod-exit --init`)")
+	fs.BoolVar(&o.Preflight, "preflight", false, "give each pod a pre-flight init container (for `fault pod-exit --init`)")
 	_ = cmd.RegisterFlagCompletionFunc("mode", fixed(workload.LoadModes...))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
 }
 
 func (o *loadOptions) run(ctx context.Context, args []string) error {
-	pods, err := parseCount("pod count", args[0], 1, 100000)
-	if err != nil {
+	if err := checkOutput(o.output); err != nil {
 		return err
 	}
-	gpus, err := parseCount("GPUs per pod", args[1], 1, 1024)
-	if err != nil {
+	var err error
+	if o.Pods, err = runs.Int("pod count", args[0]); err != nil {
 		return err
 	}
-	env, capacity, err := o.startWorkload(ctx, o.output, o.prometheusURL)
-	if err != nil {
+	if o.GPUs, err = runs.Int("GPUs per pod", args[1]); err != nil {
 		return err
 	}
 	p := o.streams.printer(false)
 	defer p.Close()
-	opts := workload.LoadOptions{
-		RunID: runID("load"), Namespace: o.namespace, Pods: pods, GPUs: gpus, Mode: o.mode,
-		Timeout: o.timeout, Workers: o.workers, PrometheusURL: env.prometheusURL, Report: p.Report,
-		Preflight: o.preflight, Rate: o.rate, Limits: workload.LimitsNamed(env.profile),
-	}
-	warnings, err := opts.Validate(capacity, o.allowUnschedulable)
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(o.streams.ErrOut, "warning:", w)
-	}
-	res, rec, err := workload.Load(ctx, env.clients, opts)
+	res, err := runs.Load(ctx, o.env(p, o.prometheusURL), o.LoadOptions)
 	p.Close()
-	if err != nil && rec.Outcome == "" {
+	if res.Dir == "" {
 		return err
 	}
-	if rerr := env.report(ctx, o.streams, o.output, o.resultsDir, o.namespace, rec, res, func(w io.Writer) { printLoad(w, res) }); rerr != nil {
-		return rerr
+	if ferr := o.finish(res, o.output, func(w io.Writer) { printLoad(w, res.LoadResult) }); ferr != nil {
+		return ferr
 	}
 	switch {
 	case err != nil:
 		return err
 	case res.TimedOut:
-		return exitError{code: 1, msg: fmt.Sprintf("timed out after %s: %d of %d pods running", o.timeout, res.Running, pods)}
+		return exitError{code: 1, msg: fmt.Sprintf("timed out after %s: %d of %d pods running", o.Timeout, res.Running, res.Pods)}
 	}
 	return nil
 }

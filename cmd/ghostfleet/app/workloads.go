@@ -13,7 +13,9 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/tui"
 )
 
 // runEnv is what every workload command needs: the clients, the fleet's
@@ -138,6 +140,52 @@ func (e runEnv) report(ctx context.Context, s Streams, output, resultsDir, ns st
 	if ctx.Err() != nil {
 		if ns != "" {
 			fmt.Fprintf(s.ErrOut, "interrupted: the run's pods are left in namespace %s; `ghostfleet unload` removes every GhostFleet workload\n", ns)
+		}
+		return exitError{code: 130}
+	}
+	return nil
+}
+
+// env is where a command's run happens: the target cluster, the results
+// folder, and p (with the console's forwarding, when it runs the command)
+// hearing the run.
+func (g *globals) env(p *printer, prometheusURL string) runs.Env {
+	return runs.Env{Target: g.target(), ResultsDir: g.resultsDir, PrometheusURL: prometheusURL, Reporter: cliReporter{p, g.streams.Live}}
+}
+
+// cliReporter hears a run for the command line: progress on standard
+// error; a churn's rate control goes to the console when it runs the
+// command.
+type cliReporter struct {
+	*printer
+	live func(tui.RateControl)
+}
+
+func (r cliReporter) Live(c runs.RateControl) {
+	if r.live != nil {
+		r.live(c)
+	}
+}
+
+// finish ends every run command alike: it prints the typed result (-o
+// json: exactly the result; text: printText), says where the run folder
+// is and what an interrupted run left behind, and exits 130 when the run
+// was interrupted.
+func (g *globals) finish(res runs.Result, output string, printText func(io.Writer)) error {
+	if output == "json" {
+		if err := writeJSON(g.streams.Out, res); err != nil {
+			return err
+		}
+	} else {
+		printText(g.streams.Out)
+	}
+	run := res.Header()
+	if run.Dir != "" {
+		fmt.Fprintf(g.streams.ErrOut, "run record: %s\n", run.Dir)
+	}
+	if run.Outcome == runs.Interrupted {
+		if run.Left != "" {
+			fmt.Fprintf(g.streams.ErrOut, "interrupted: %s\n", run.Left)
 		}
 		return exitError{code: 130}
 	}

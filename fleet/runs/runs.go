@@ -1,0 +1,190 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
+)
+
+// Reporter hears a run while it runs: its progress events (steps,
+// counts, warnings) and, for a run whose rate can change as it goes
+// (churn), the control of that rate.
+type Reporter interface {
+	Report(progress.Event)
+	Live(RateControl)
+}
+
+// RateControl changes a running churn's rate.
+type RateControl interface {
+	SetRate(rate float64) error
+	Rate() float64
+}
+
+// Discard is a Reporter that hears nothing.
+var Discard Reporter = discard{}
+
+type discard struct{}
+
+func (discard) Report(progress.Event) {}
+func (discard) Live(RateControl)      {}
+
+// Env is where a run happens and where it is recorded.
+type Env struct {
+	Target fleet.Target
+	// ResultsDir is where the run folder is written (see
+	// record.DefaultRoot).
+	ResultsDir string
+	// PrometheusURL is an attached cluster's Prometheus; a GhostFleet
+	// fleet's own is read from its state.
+	PrometheusURL string
+	// Reporter hears the run; nil hears nothing.
+	Reporter Reporter
+}
+
+func (e Env) reporter() Reporter {
+	if e.Reporter == nil {
+		return Discard
+	}
+	return e.Reporter
+}
+
+func (e Env) report(ev progress.Event) { e.reporter().Report(ev) }
+
+func (e Env) warn(format string, args ...any) {
+	e.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf(format, args...)})
+}
+
+// Outcomes of a run (failures read "failed: …").
+const (
+	Completed   = "completed"
+	Interrupted = "interrupted"
+	TimedOut    = "timed out"
+)
+
+// Run is what every run returns besides its own figures.
+type Run struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// Dir is the run folder; empty when none was written.
+	Dir string `json:"dir,omitempty"`
+	// Outcome is Completed, Interrupted, TimedOut or "failed: …".
+	Outcome string `json:"outcome"`
+	// Left says what an interrupted or failed run left on the cluster,
+	// and how to remove it; empty when nothing.
+	Left string `json:"left,omitempty"`
+}
+
+// Result is every run's typed result: the run itself and a one-line
+// summary of its figures for the console's activity pane.
+type Result interface {
+	Header() Run
+	Summary() string
+}
+
+// Header returns the run; embedding Run makes a result a Result's half.
+func (r Run) Header() Run { return r }
+
+// session is an opened fleet: its clients, profile and Prometheus.
+type session struct {
+	env           Env
+	clients       workload.Clients
+	profile       string
+	prometheusURL string
+}
+
+// open opens env's cluster: a GhostFleet fleet must be up; an attached
+// cluster is taken as it is.
+func open(env Env) (session, error) {
+	s := session{env: env, prometheusURL: env.PrometheusURL}
+	if !env.Target.Attached() {
+		st, err := fleet.LoadState(env.Target.Name)
+		if err != nil {
+			return s, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", env.Target.Name)
+		}
+		s.profile, s.prometheusURL = st.Profile, st.PrometheusURL()
+	}
+	var err error
+	s.clients, err = workload.NewClients(env.Target)
+	return s, err
+}
+
+// openWorkload opens the cluster for a workload and returns what it
+// offers, refusing fleets where pods could land on real nodes.
+func openWorkload(ctx context.Context, env Env) (session, workload.Capacity, error) {
+	s, err := open(env)
+	if err != nil {
+		return s, workload.Capacity{}, err
+	}
+	c, err := workload.CheckFleet(ctx, s.clients.Admin)
+	return s, c, err
+}
+
+// cluster names the cluster in records.
+func (s session) cluster() string {
+	if s.env.Target.Attached() {
+		return s.env.Target.String()
+	}
+	return s.env.Target.Name
+}
+
+// write completes rec with the cluster and profile, writes it into a new
+// run folder and returns the Run naming it.
+func (s session) write(rec record.Record) (Run, error) {
+	rec.Cluster, rec.Profile = s.cluster(), s.profile
+	if rec.Ended.IsZero() {
+		rec.Ended = time.Now().UTC()
+	}
+	run := Run{ID: rec.ID, Kind: rec.Kind, Outcome: rec.Outcome}
+	dir, err := record.WriteRecord(s.env.ResultsDir, rec)
+	if err != nil {
+		return run, fmt.Errorf("writing the run record: %w", err)
+	}
+	run.Dir = dir
+	if run.ID == "" {
+		run.ID = rec.ID
+	}
+	return run, nil
+}
+
+// NewID names a run of kind started now: <kind>-<UTC time>.
+func NewID(kind string) string {
+	return kind + "-" + time.Now().UTC().Format("20060102-150405")
+}
+
+// Int reads a whole number typed for name (an argument or a form field);
+// ranges are the options' Validate's to check.
+func Int(name, s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is not a whole number", name, s)
+	}
+	return n, nil
+}
+
+// Float reads a number typed for name.
+func Float(name, s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is not a number", name, s)
+	}
+	return f, nil
+}
+
+// Duration reads a duration typed for name: Go form (10m, 90s) or whole
+// seconds (the seed's "churn 200 600").
+func Duration(name, s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if n, nerr := strconv.Atoi(s); nerr == nil {
+			return time.Duration(n) * time.Second, nil
+		}
+		return 0, fmt.Errorf("%s %q is not a duration: use seconds (600) or Go form (10m, 90s)", name, s)
+	}
+	return d, nil
+}
