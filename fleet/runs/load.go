@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
@@ -14,6 +15,15 @@ type LoadOptions struct {
 	workload.LoadOptions
 	// AllowUnschedulable runs even when G is more than any node has.
 	AllowUnschedulable bool `json:"allowUnschedulable,omitempty"`
+}
+
+// NewLoadOptions are a load's defaults, the same for the flags and the
+// console's form: 8000 × 1-GPU bare pods in gf-load, a burst from 100
+// workers, 10 minutes to run.
+func NewLoadOptions() LoadOptions {
+	return LoadOptions{LoadOptions: workload.LoadOptions{
+		Pods: 8000, GPUs: 1, Mode: workload.ModePods, Namespace: "gf-load", Timeout: 10 * time.Minute, Workers: 100,
+	}}
 }
 
 // LoadResult is a load's figures and its run.

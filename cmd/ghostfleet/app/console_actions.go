@@ -10,6 +10,9 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet/cl2"
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/metrics/report"
 	"github.com/ghostfleet/ghostfleet/tui"
 )
@@ -101,9 +104,45 @@ func folderIn(out string) string {
 	return ""
 }
 
+// runAction is an action that starts a run through the run API: parse
+// turns the form's values into the run's options with the parsers the
+// flags use (the run's Validate then says what is wrong, in the same
+// words as on the command line), and the activity pane shows the typed
+// result's summary and folder.
+func runAction[O any, R runs.Result](o *consoleOptions, parse func([]string) (O, error), run func(context.Context, runs.Env, O) (R, error)) func(context.Context, []string, tui.Control) (tui.Outcome, error) {
+	return func(ctx context.Context, values []string, ctl tui.Control) (tui.Outcome, error) {
+		opts, err := parse(values)
+		if err != nil {
+			return tui.Outcome{}, err
+		}
+		env := runs.Env{Target: o.target(), ResultsDir: o.resultsDir, PrometheusURL: o.prometheusURL, Reporter: consoleReporter{ctl}}
+		res, err := run(ctx, env, opts)
+		if res.Header().Outcome == "" {
+			return tui.Outcome{}, err // it failed before it began: nothing to show but why
+		}
+		return tui.Outcome{Summary: res.Summary(), Dir: res.Header().Dir}, err
+	}
+}
+
+// consoleReporter hands a run's progress and live controls to the console.
+type consoleReporter struct{ ctl tui.Control }
+
+func (r consoleReporter) Report(e progress.Event) {
+	if r.ctl.Report != nil {
+		r.ctl.Report(e)
+	}
+}
+
+func (r consoleReporter) Live(c runs.RateControl) {
+	if r.ctl.Live != nil {
+		r.ctl.Live(c)
+	}
+}
+
 // actions are the console's keys that start runs, each a subcommand.
 func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 	f := func(label, def, help string) tui.Field { return tui.Field{Label: label, Default: def, Help: help} }
+	load := runs.NewLoadOptions()
 	acts := map[tui.ActionKey]tui.Action{
 		tui.ActNodes: {
 			Name: "Scale the fleet", Fields: []tui.Field{f("nodes", "1000", "GhostFleet nodes wanted")},
@@ -112,17 +151,27 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 		},
 		tui.ActLoad: {
 			Name: "Load: N pods of G GPUs",
-			Fields: []tui.Field{f("pods", "8000", "N"), f("GPUs per pod", "1", "G"),
-				f("mode", "pods", "pods, deployment or job"), f("rate", "0", "pods/s, paced (steady state); 0 = a burst")},
+			Fields: []tui.Field{f("pods", fmt.Sprint(load.Pods), "N"), f("GPUs per pod", fmt.Sprint(load.GPUs), "G"),
+				f("mode", load.Mode, strings.Join(workload.LoadModes, ", ")), f("rate", "0", "pods/s, paced (steady state); 0 = a burst")},
 			Describe: func(v []string) string {
 				if v[3] != "0" {
 					return fmt.Sprintf("load %s×%s at %s/s", v[0], v[1], v[3])
 				}
 				return fmt.Sprintf("load %s×%s", v[0], v[1])
 			},
-			Run: o.command(lineWith("verdict"), func(v []string) []string {
-				return []string{"load", v[0], v[1], "--mode", v[2], "--rate", v[3]}
-			}),
+			Run: runAction(o, func(v []string) (runs.LoadOptions, error) {
+				opts := runs.NewLoadOptions()
+				var err error
+				if opts.Pods, err = runs.Int("pod count", v[0]); err != nil {
+					return opts, err
+				}
+				if opts.GPUs, err = runs.Int("GPUs per pod", v[1]); err != nil {
+					return opts, err
+				}
+				opts.Mode = v[2]
+				opts.Rate, err = runs.Float("rate", v[3])
+				return opts, err
+			}, runs.Load),
 		},
 		tui.ActChurn: {
 			Name:     "Churn: open-loop create/delete",

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +21,7 @@ type loadOptions struct {
 }
 
 func newLoadCommand(g *globals) *cobra.Command {
-	o := &loadOptions{globals: g}
+	o := &loadOptions{globals: g, LoadOptions: runs.NewLoadOptions()}
 	cmd := &cobra.Command{
 		Use:   "load N G",
 		Short: "Create N pods of G GPUs each, time them to Running, and say what limited them",
@@ -59,15 +58,15 @@ results/load-<time>/run.json.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.Mode, "mode", workload.ModePods, "how pods are created: "+strings.Join(workload.LoadModes, ", "))
-	fs.StringVar(&o.Namespace, "namespace", "gf-load", "workload namespace (created, labelled as GhostFleet's)")
-	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "give up waiting for pods to run after this long")
-	fs.IntVar(&o.Workers, "workers", 100, "parallel creates in a burst (pods mode without --rate)")
+	fs.StringVar(&o.Mode, "mode", o.Mode, "how pods are created: "+strings.Join(workload.LoadModes, ", "))
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace (created, labelled as GhostFleet's)")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up waiting for pods to run after this long")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "parallel creates in a burst (pods mode without --rate)")
 	fs.Float64Var(&o.Rate, "rate", 0, "pace creation at this many pods/s, open loop (steady state); 0 sends all at once (a burst)")
 	fs.BoolVar(&o.AllowUnschedulable, "allow-unschedulable", false, "run even when G is more than any node has")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster, for the verdict")
-	fs.BoolVar(&o.Preflight, "preflight", false, "give each pod a pre-flight init container (for `fault pod-exit --init`)")
+	fs.BoolVar(&o.Preflight, "preflight", false, "give each pod a pre-flight init container (for fault pod-exit --init)")
 	_ = cmd.RegisterFlagCompletionFunc("mode", fixed(workload.LoadModes...))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd

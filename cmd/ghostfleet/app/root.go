@@ -79,7 +79,7 @@ Every command targets GhostFleet's own cluster (--name, default
 	pf.StringVar(&g.name, "name", envOr("GHOSTFLEET_CLUSTER", fleet.DefaultClusterName), "name of GhostFleet's cluster (env GHOSTFLEET_CLUSTER)")
 	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "attach to the cluster of this kubeconfig instead of GhostFleet's own ($KUBECONFIG is never used)")
 	pf.StringVar(&g.context, "context", "", "kubeconfig context to use with --kubeconfig")
-	pf.StringVar(&g.resultsDir, "results-dir", record.DefaultRoot(), "where runs are written and read (env "+record.RootEnv+"; default: the checkout's results/, else ~/.local/share/ghostfleet/results)")
+	pf.StringVar(&g.resultsDir, "results-dir", record.DefaultRoot(), "where runs are written and read (env "+record.RootEnv+"; outside a GhostFleet checkout: ~/.local/share/ghostfleet/results)")
 
 	// "load -3 1" reaches pflag as a shorthand flag -3; name the value
 	// instead of complaining about a flag nobody meant.
