@@ -29,22 +29,59 @@ func MetricsEndpoints(ctx context.Context, t Target) ([]metrics.Endpoint, error)
 			return rc.Get().AbsPath("/metrics").SetHeader("Accept", "text/plain;version=0.0.4").DoRaw(ctx)
 		}}}, nil
 	}
-	rt, err := loadRuntime(ctx, t.Name)
+	served, err := servingComponents(ctx, t.Name)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not up (%v): run `ghostfleet up`", t, err)
+		return nil, err
+	}
+	var out []metrics.Endpoint
+	for _, c := range served {
+		if scrapedComponents[c.Name] {
+			out = append(out, metrics.HTTPEndpoint(c.Name, c.URL(c.MetricsPath), c.TLS))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s has no component with a /metrics endpoint", t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Job < out[j].Job })
+	return out, nil
+}
+
+// servingComponent is one component of GhostFleet's fleet that serves
+// HTTP: where, and with which client certificate.
+type servingComponent struct {
+	Name        string
+	Scheme      string
+	Host        string
+	MetricsPath string
+	TLS         *tls.Config
+}
+
+// URL is the component's address for path (with its query, if any).
+func (c servingComponent) URL(path string) string {
+	u := url.URL{Scheme: c.Scheme, Host: c.Host}
+	return u.String() + path
+}
+
+// servingComponents lists the components of fleet name that serve
+// /metrics, as kwokctl configured its Prometheus to scrape them: the same
+// addresses and client certificates, from the cluster's kwok
+// configuration.
+func servingComponents(ctx context.Context, name string) ([]servingComponent, error) {
+	rt, err := loadRuntime(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %q is not up (%v): run `ghostfleet up`", name, err)
 	}
 	components, err := rt.ListComponents(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing the components of %s: %w", t, err)
+		return nil, fmt.Errorf("listing the components of %q: %w", name, err)
 	}
-	var out []metrics.Endpoint
+	var out []servingComponent
 	for _, c := range components {
 		m := c.Metric
-		if !scrapedComponents[c.Name] || m == nil {
+		if m == nil {
 			continue
 		}
-		u := url.URL{Scheme: m.Scheme, Host: m.Host, Path: m.Path}
-		var tlsConfig *tls.Config
+		sc := servingComponent{Name: c.Name, Scheme: m.Scheme, Host: m.Host, MetricsPath: m.Path}
 		if m.Scheme == "https" {
 			cert, err := tls.LoadX509KeyPair(m.CertPath, m.KeyPath)
 			if err != nil {
@@ -53,13 +90,9 @@ func MetricsEndpoints(ctx context.Context, t Target) ([]metrics.Endpoint, error)
 			// kwokctl's Prometheus skips verification too: the scheduler
 			// and controller-manager serve self-signed certificates, and
 			// every endpoint is on 127.0.0.1.
-			tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, InsecureSkipVerify: true} //nolint:gosec
+			sc.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, InsecureSkipVerify: true} //nolint:gosec
 		}
-		out = append(out, metrics.HTTPEndpoint(c.Name, u.String(), tlsConfig))
+		out = append(out, sc)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s has no component with a /metrics endpoint", t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Job < out[j].Job })
 	return out, nil
 }

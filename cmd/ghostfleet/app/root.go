@@ -113,6 +113,7 @@ Every command targets GhostFleet's own cluster (--name, default
 		newSiteCommand(g),
 		newCleanCommand(g),
 		newBenchCommand(g),
+		newPprofCommand(g),
 		newVersionCommand(g),
 	)
 	return root

@@ -1,0 +1,172 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
+)
+
+// PprofOptions ask for a CPU profile of every component at once.
+type PprofOptions struct {
+	// Duration is how long the profiles sample.
+	Duration time.Duration `json:"duration"`
+	// Top is how many functions per component the result lists.
+	Top int `json:"top"`
+}
+
+// NewPprofOptions are the defaults: 30 s, the top 15 functions.
+func NewPprofOptions() PprofOptions { return PprofOptions{Duration: 30 * time.Second, Top: 15} }
+
+// Validate names what is out of range.
+func (o PprofOptions) Validate() error {
+	switch {
+	case o.Duration < time.Second || o.Duration > 10*time.Minute:
+		return fmt.Errorf("--duration %s is out of range: allowed are 1s-10m", o.Duration)
+	case o.Top < 1 || o.Top > 200:
+		return fmt.Errorf("--top %d is out of range: allowed are 1-200", o.Top)
+	}
+	return nil
+}
+
+// ComponentProfile is what one component's CPU profile says.
+type ComponentProfile struct {
+	Component string `json:"component"`
+	// File is the profile in the run folder (pprof's format: `go tool
+	// pprof FILE` reads it); empty when the component served none.
+	File string `json:"file,omitempty"`
+	// CPUSeconds is the CPU time the profile sampled, and Cores the same
+	// over the capture's wall time.
+	CPUSeconds float64 `json:"cpuSeconds"`
+	Cores      float64 `json:"cores"`
+	// Top are the functions with the most CPU time of their own (flat).
+	Top   []Frame `json:"top,omitempty"`
+	Error string  `json:"error,omitempty"`
+}
+
+// Frame is one function's share of a profile.
+type Frame struct {
+	Function   string  `json:"function"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+	Share      float64 `json:"share"` // of the component's sampled CPU time
+}
+
+// PprofResult is a capture's profiles, busiest component first.
+type PprofResult struct {
+	Run
+	Seconds    float64            `json:"seconds"`
+	Components []ComponentProfile `json:"components"`
+}
+
+// Summary names the busiest components and their cores.
+func (r PprofResult) Summary() string {
+	var parts []string
+	for _, c := range r.Components {
+		if c.Error == "" && len(parts) < 4 {
+			parts = append(parts, fmt.Sprintf("%s %.2f", c.Component, c.Cores))
+		}
+	}
+	return fmt.Sprintf("cores over %.0fs: %s", r.Seconds, strings.Join(parts, ", "))
+}
+
+// Pprof captures a CPU profile of every component of GhostFleet's own
+// fleet over o.Duration, all at once, into a new run folder
+// pprof-<time>/ (one <component>.pprof each) with the top functions per
+// component in its record. Run it while a load runs to see where that
+// load's CPU goes.
+func Pprof(ctx context.Context, env Env, o PprofOptions) (PprofResult, error) {
+	if err := o.Validate(); err != nil {
+		return PprofResult{}, err
+	}
+	if env.Target.Attached() {
+		return PprofResult{}, fmt.Errorf("pprof reads the components of GhostFleet's own fleet; an attached cluster's components are not reachable from here")
+	}
+	s, err := open(env)
+	if err != nil {
+		return PprofResult{}, err
+	}
+	rec := record.Record{ID: NewID("pprof"), Kind: "pprof", Params: o, Started: time.Now().UTC()}
+	done := progress.Step(env.reporter().Report, "pprof", fmt.Sprintf("profiling every component for %s", o.Duration), o.Duration)
+	profiles, err := fleet.CaptureCPUProfiles(ctx, env.Target.Name, o.Duration)
+	done()
+	if err != nil {
+		return PprofResult{}, err
+	}
+	rec.Ended = time.Now().UTC()
+	rec.Outcome = record.Outcome(ctx, ctx.Err())
+	rec.Phases = []record.Phase{{Name: "pprof", Start: rec.Started, End: rec.Ended}}
+	res := PprofResult{Seconds: rec.Ended.Sub(rec.Started).Seconds()}
+	dir, err := record.NewRunDir(env.ResultsDir, rec.Kind, rec.Started)
+	if err != nil {
+		return res, err
+	}
+	for _, p := range profiles {
+		c := ComponentProfile{Component: p.Component}
+		if p.Err == nil {
+			c.File = p.Component + ".pprof"
+			if err := os.WriteFile(filepath.Join(dir, c.File), p.Data, 0o644); err != nil {
+				return res, err
+			}
+			c.CPUSeconds, c.Top, p.Err = topFrames(p.Data, o.Top)
+			c.Cores = c.CPUSeconds / o.Duration.Seconds()
+		}
+		if p.Err != nil {
+			c.Error = p.Err.Error()
+		}
+		res.Components = append(res.Components, c)
+	}
+	sort.SliceStable(res.Components, func(i, j int) bool { return res.Components[i].CPUSeconds > res.Components[j].CPUSeconds })
+	rec.Result = res.Components
+	rec.Cluster, rec.Profile = s.cluster(), s.profile
+	if err := record.WriteJSON(dir, "run.json", rec); err != nil {
+		return res, fmt.Errorf("writing the run record: %w", err)
+	}
+	res.Run = Run{ID: rec.ID, Kind: rec.Kind, Dir: dir, Outcome: rec.Outcome}
+	return res, nil
+}
+
+// topFrames sums a CPU profile's samples and the n functions with the
+// most CPU time of their own (the innermost frame of each sample, inlined
+// functions included).
+func topFrames(data []byte, n int) (float64, []Frame, error) {
+	p, err := profile.Parse(bytes.NewReader(data))
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading the profile: %w", err)
+	}
+	idx := -1
+	for i, st := range p.SampleType {
+		if st.Type == "cpu" && st.Unit == "nanoseconds" {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return 0, nil, fmt.Errorf("not a CPU profile (no cpu/nanoseconds samples)")
+	}
+	flat := map[string]int64{}
+	var total int64
+	for _, s := range p.Sample {
+		v := s.Value[idx]
+		total += v
+		name := "?"
+		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function != nil {
+			name = s.Location[0].Line[0].Function.Name
+		}
+		flat[name] += v
+	}
+	frames := make([]Frame, 0, len(flat))
+	for name, v := range flat {
+		frames = append(frames, Frame{Function: name, CPUSeconds: float64(v) / 1e9, Share: float64(v) / float64(max(total, 1))})
+	}
+	sort.Slice(frames, func(i, j int) bool { return frames[i].CPUSeconds > frames[j].CPUSeconds })
+	return float64(total) / 1e9, frames[:min(n, len(frames))], nil
+}
