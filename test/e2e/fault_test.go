@@ -18,6 +18,7 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
 	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/metrics"
 	"github.com/ghostfleet/ghostfleet/metrics/report"
@@ -25,25 +26,34 @@ import (
 
 const faultCluster = "gf-faults-e2e"
 
-// faultRecord runs a fault command with -o json and returns its record
-// and result.
+// faultRecord runs a fault command with -o json (its typed result: the
+// run and what it marked) and returns the run record it wrote and its
+// result.
 func faultRecord(t *testing.T, ctx context.Context, args ...string) (record.Record, fault.Result) {
 	t.Helper()
 	r := ghostfleet(t, ctx, append(append([]string{"fault"}, args...), "--name", faultCluster, "-o", "json")...)
 	if r.code != 0 {
 		t.Fatalf("fault %v: exit %d: %s", args, r.code, r.errOut)
 	}
-	var rec record.Record
-	if err := json.Unmarshal([]byte(r.out), &rec); err != nil {
+	var out runs.FaultResult
+	if err := json.Unmarshal([]byte(r.out), &out); err != nil {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
-	if rec.Kind != fault.RecordKind || rec.Cluster != faultCluster || rec.Outcome != "completed" || rec.ID == "" {
+	if out.Kind != fault.RecordKind || out.Outcome != "completed" || out.ID == "" || out.Dir == "" {
+		t.Errorf("result id %q kind %q outcome %q dir %q", out.ID, out.Kind, out.Outcome, out.Dir)
+	}
+	var rec record.Record
+	readFile(t, filepath.Join(out.Dir, "run.json"), &rec)
+	if rec.Kind != fault.RecordKind || rec.Cluster != faultCluster || rec.Outcome != "completed" || rec.ID != out.ID {
 		t.Errorf("record id %q kind %q cluster %q outcome %q", rec.ID, rec.Kind, rec.Cluster, rec.Outcome)
 	}
 	var res fault.Result
 	data, _ := json.Marshal(rec.Result)
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
+	}
+	if len(res.Nodes) != len(out.Nodes) || res.Pods != out.Pods {
+		t.Errorf("-o json says %d nodes, %d pods; the record %d nodes, %d pods", len(out.Nodes), out.Pods, len(res.Nodes), res.Pods)
 	}
 	return rec, res
 }

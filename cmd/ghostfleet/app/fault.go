@@ -1,16 +1,15 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
-	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 // faultOptions are the flags every fault command shares.
@@ -64,9 +63,11 @@ reports of that time show it.`,
 
 func faultKindList() string {
 	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, k := range fault.Kinds {
-		fmt.Fprintf(&b, "  %-10s %s\n", k.Kind, k.Description)
+		fmt.Fprintf(tw, "  %s\t%s\n", k.Kind, k.Description)
 	}
+	tw.Flush()
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -76,8 +77,8 @@ func (o *faultOptions) addFlags(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 }
 
-// clients returns the fault clients and the environment that completes
-// the record.
+// clients checks the output format and returns the fault clients of a
+// fleet that is up (or of an attached cluster), for `fault list`.
 func (o *faultOptions) clients() (runEnv, fault.Clients, error) {
 	if err := checkOutput(o.output); err != nil {
 		return runEnv{}, fault.Clients{}, err
@@ -90,34 +91,15 @@ func (o *faultOptions) clients() (runEnv, fault.Clients, error) {
 	return env, c, err
 }
 
-// finish writes the record (also of a failed fault, which may have done
-// part of its work) and prints the result.
-func (o *faultOptions) finish(ctx context.Context, env runEnv, rec record.Record, ferr error, printText func(io.Writer, fault.Result)) error {
-	if rec.Kind == "" {
-		return ferr // refused before anything was done
+// finishFault ends every fault command alike: a fault refused before it
+// changed anything is only its error; one that ran prints its result
+// (also when it failed part way: what it did) and where it is recorded.
+func (o *faultOptions) finishFault(res runs.Result, err error, printText func(io.Writer)) error {
+	if res.Header().Dir == "" {
+		return err
 	}
-	rec.Cluster, rec.Profile = env.clusterName(), env.profile
-	dir, err := env.writeRecord(o.resultsDir, rec)
-	rec.ID = filepath.Base(dir)
-	if err != nil {
-		if ferr != nil {
-			return ferr
-		}
-		return fmt.Errorf("writing the run record: %w", err)
+	if ferr := o.finish(res, o.output, printText); ferr != nil {
+		return ferr
 	}
-	res, _ := rec.Result.(fault.Result)
-	if ferr == nil {
-		if o.output == "json" {
-			if err := writeJSON(o.streams.Out, rec); err != nil {
-				return err
-			}
-		} else {
-			printText(o.streams.Out, res)
-		}
-	}
-	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
-	if ctx.Err() != nil {
-		return exitError{code: 130, msg: "interrupted: " + rec.Outcome}
-	}
-	return ferr
+	return err
 }

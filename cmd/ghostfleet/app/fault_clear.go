@@ -4,17 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 type faultClearOptions struct {
 	faultOptions
-	all bool
+	runs.ClearOptions
 }
 
 func newFaultClearCommand(g *globals) *cobra.Command {
@@ -32,47 +33,41 @@ a real cluster.`,
   ghostfleet fault clear gpu-xid nvlink`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
-	cmd.Flags().BoolVar(&o.all, "all", false, "clear every kind of fault")
+	cmd.Flags().BoolVar(&o.All, "all", false, "clear every kind of fault")
 	o.addFlags(cmd)
 	return cmd
 }
 
 func (o *faultClearOptions) run(ctx context.Context, args []string) error {
-	if o.all == (len(args) > 0) {
-		return fmt.Errorf("name the faults to clear (%s) or pass --all, not both", strings.Join(fault.KindNames(), ", "))
-	}
-	var kinds []fault.Kind
 	for _, a := range args {
-		k, err := fault.LookupKind(a)
-		if err != nil {
-			return err
-		}
-		kinds = append(kinds, k.Kind)
+		o.Kinds = append(o.Kinds, fault.Kind(a))
 	}
-	env, c, err := o.clients()
-	if err != nil {
+	if err := o.Validate(); err != nil {
 		return err
 	}
-	rec, err := fault.Clear(ctx, c, kinds...)
-	return o.finish(ctx, env, rec, err, func(w io.Writer, r fault.Result) {
-		if len(r.Nodes) == 0 && r.Pods == 0 {
-			fmt.Fprintln(w, "no faults to clear")
-			return
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	p := o.streams.printer(false)
+	defer p.Close()
+	res, err := runs.Clear(ctx, o.env(p, ""), o.ClearOptions)
+	p.Close()
+	return o.finishFault(res, err, func(w io.Writer) { printClear(w, res) })
+}
+
+func printClear(w io.Writer, r runs.ClearResult) {
+	if len(r.Nodes) == 0 && r.Pods == 0 {
+		fmt.Fprintln(w, "no faults to clear")
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Cleared)) {
+		if r.Cleared[k] == 0 {
+			continue
 		}
-		var ks []string
-		for k := range r.Cleared {
-			ks = append(ks, string(k))
+		scope := "nodes"
+		if k == fault.PodExit {
+			scope = "pending pods"
 		}
-		sort.Strings(ks)
-		for _, k := range ks {
-			if r.Cleared[fault.Kind(k)] == 0 {
-				continue
-			}
-			scope := "nodes"
-			if k == string(fault.PodExit) {
-				scope = "pending pods"
-			}
-			fmt.Fprintf(w, "cleared %s from %d %s\n", k, r.Cleared[fault.Kind(k)], scope)
-		}
-	})
+		fmt.Fprintf(w, "cleared %s from %d %s\n", k, r.Cleared[k], scope)
+	}
 }

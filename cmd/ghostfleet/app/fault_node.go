@@ -9,18 +9,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 type nodeFaultOptions struct {
 	faultOptions
-	kind  fault.Kind
-	nodes int
-	seed  int64
-	xid   int
+	runs.FaultOptions
 }
 
 func newNodeFaultCommand(g *globals, k fault.Info) *cobra.Command {
-	o := &nodeFaultOptions{faultOptions: faultOptions{globals: g}, kind: k.Kind}
+	o := &nodeFaultOptions{faultOptions: faultOptions{globals: g}}
+	o.Kind = k.Kind
 	example := fmt.Sprintf("  ghostfleet fault %s --nodes 5\n  ghostfleet fault %s --nodes 20 --seed 42", k.Kind, k.Kind)
 	long := k.Description + `.
 
@@ -41,30 +40,31 @@ seed repeats. Only GhostFleet's own fake nodes are ever chosen.`
 		Example: example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), cmd.Flags().Changed("seed"))
+			o.Random = cmd.Flags().Changed("seed")
+			return o.run(cmd.Context())
 		},
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&o.nodes, "nodes", 1, "how many nodes to fault")
-	fs.Int64Var(&o.seed, "seed", 0, "choose the nodes at random with this seed (default: the first ones by name)")
+	fs.IntVar(&o.Nodes, "nodes", 1, "how many nodes to fault")
+	fs.Int64Var(&o.Seed, "seed", 0, "choose the nodes at random with this seed (default: the first ones by name)")
 	if k.Kind == fault.GPUXid {
-		fs.IntVar(&o.xid, "xid", fault.DefaultXid, "Xid error number")
+		fs.IntVar(&o.Xid, "xid", fault.DefaultXid, "Xid error number")
 	}
 	o.addFlags(cmd)
 	return cmd
 }
 
-func (o *nodeFaultOptions) run(ctx context.Context, random bool) error {
-	spec := fault.Spec{Kind: o.kind, Nodes: o.nodes, Random: random, Seed: o.seed, Xid: o.xid}
-	if err := spec.Validate(); err != nil {
+func (o *nodeFaultOptions) run(ctx context.Context) error {
+	if err := checkOutput(o.output); err != nil {
 		return err
 	}
-	env, c, err := o.clients()
-	if err != nil {
-		return err
-	}
-	rec, err := fault.Apply(ctx, c, spec)
-	return o.finish(ctx, env, rec, err, func(w io.Writer, r fault.Result) {
-		fmt.Fprintf(w, "%s on %d nodes: %s\n", o.kind, len(r.Nodes), strings.Join(r.Nodes, ", "))
-	})
+	p := o.streams.printer(false)
+	defer p.Close()
+	res, err := runs.Fault(ctx, o.env(p, ""), o.FaultOptions)
+	p.Close()
+	return o.finishFault(res, err, func(w io.Writer) { printNodeFault(w, res) })
+}
+
+func printNodeFault(w io.Writer, r runs.FaultResult) {
+	fmt.Fprintf(w, "%s on %d nodes: %s\n", r.Spec.Kind, len(r.Nodes), strings.Join(r.Nodes, ", "))
 }

@@ -9,15 +9,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 type podExitOptions struct {
 	faultOptions
-	spec fault.Spec
+	runs.FaultOptions
 }
 
 func newPodExitCommand(g *globals) *cobra.Command {
-	o := &podExitOptions{faultOptions: faultOptions{globals: g}, spec: fault.Spec{Kind: fault.PodExit}}
+	o := &podExitOptions{faultOptions: faultOptions{globals: g}}
+	o.Kind = fault.PodExit
 	cmd := &cobra.Command{
 		Use:   "pod-exit --exit-code C (--namespace NS | --selector SEL)",
 		Short: "Make matching pods' containers terminate with an exit code after a delay plus jitter",
@@ -46,34 +48,38 @@ have an init container (` + "`ghostfleet load --preflight`" + ` starts pods with
 		},
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&o.spec.ExitCode, "exit-code", 0, "exit code the containers terminate with (0-255)")
-	fs.StringVar(&o.spec.Reason, "reason", "", `termination reason, one word (default "Error")`)
-	fs.StringVar(&o.spec.Message, "message", "", "termination message")
-	fs.StringVar(&o.spec.Container, "container", "", "only this container (default: every container; with --init the first init container)")
-	fs.BoolVar(&o.spec.Init, "init", false, "fail the init container: a pre-flight check that did not pass")
-	fs.DurationVar(&o.spec.Delay, "delay", 0, "earliest failure, after now")
-	fs.DurationVar(&o.spec.Jitter, "jitter", 0, "failures spread uniformly over this long after --delay")
-	fs.StringVarP(&o.spec.Namespace, "namespace", "n", "", "pods of this namespace")
-	fs.StringVarP(&o.spec.Selector, "selector", "l", "", "pods matching this label selector (in every namespace unless --namespace)")
+	fs.IntVar(&o.ExitCode, "exit-code", 0, "exit code the containers terminate with (0-255)")
+	fs.StringVar(&o.Reason, "reason", "", `termination reason, one word (default "Error")`)
+	fs.StringVar(&o.Message, "message", "", "termination message")
+	fs.StringVar(&o.Container, "container", "", "only this container (default: every container; with --init the first init container)")
+	fs.BoolVar(&o.Init, "init", false, "fail the init container: a pre-flight check that did not pass")
+	fs.DurationVar(&o.Delay, "delay", 0, "earliest failure, after now")
+	fs.DurationVar(&o.Jitter, "jitter", 0, "failures spread uniformly over this long after --delay")
+	fs.StringVarP(&o.Namespace, "namespace", "n", "", "pods of this namespace")
+	fs.StringVarP(&o.Selector, "selector", "l", "", "pods matching this label selector (in every namespace unless --namespace)")
 	o.addFlags(cmd)
 	return cmd
 }
 
 func (o *podExitOptions) run(ctx context.Context) error {
-	if err := o.spec.Validate(); err != nil {
+	if err := checkOutput(o.output); err != nil {
 		return err
 	}
-	env, c, err := o.clients()
-	if err != nil {
-		return err
+	p := o.streams.printer(false)
+	defer p.Close()
+	res, err := runs.Fault(ctx, o.env(p, ""), o.FaultOptions)
+	p.Close()
+	return o.finishFault(res, err, func(w io.Writer) { printPodExit(w, res) })
+}
+
+func printPodExit(w io.Writer, r runs.FaultResult) {
+	what := "containers"
+	if r.Spec.Init {
+		what = "init containers"
 	}
-	rec, err := fault.Apply(ctx, c, o.spec)
-	return o.finish(ctx, env, rec, err, func(w io.Writer, r fault.Result) {
-		what := "containers"
-		if o.spec.Init {
-			what = "init containers"
-		}
-		fmt.Fprintf(w, "pod-exit on %d pods: %s exit %d between %s and %s\n", r.Pods, what, o.spec.ExitCode,
-			r.NotBefore.Local().Format(time.TimeOnly), r.NotAfter.Local().Format(time.TimeOnly))
-	})
+	var from, to string
+	if r.NotBefore != nil && r.NotAfter != nil {
+		from, to = r.NotBefore.Local().Format(time.TimeOnly), r.NotAfter.Local().Format(time.TimeOnly)
+	}
+	fmt.Fprintf(w, "pod-exit on %d pods: %s exit %d between %s and %s\n", r.Pods, what, r.Spec.ExitCode, from, to)
 }
