@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kwok/pkg/apis/v1alpha1"
 	"sigs.k8s.io/kwok/pkg/config"
 
@@ -341,27 +342,14 @@ func PortFree(port int) error {
 	return l.Close()
 }
 
-// poll calls fn every 500ms until it returns true, an error, or timeout.
+// poll calls fn every 500ms, the first time at once, until it returns
+// true, an error, or timeout. Running out of time is said as such (with
+// the timeout), not as a bare "context deadline exceeded"; the caller's
+// cancellation comes back as the context's error.
 func poll(ctx context.Context, timeout time.Duration, fn func() (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, err := fn()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("timed out after %s", timeout)
-			}
-			return ctx.Err()
-		case <-tick.C:
-		}
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(context.Context) (bool, error) { return fn() })
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("timed out after %s", timeout)
 	}
+	return err
 }

@@ -14,7 +14,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 )
@@ -251,43 +253,28 @@ func parallel(ctx context.Context, n, workers int, report progress.Func, step st
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		next, ok  atomic.Int64
-		firstErr  error
-		errOnce   sync.Once
-		wg        sync.WaitGroup
-		reporting = make(chan struct{})
+		ok       atomic.Int64
+		firstErr error
+		errOnce  sync.Once
 	)
+	stopReporting := make(chan struct{})
+	reported := make(chan struct{})
 	go func() {
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-reporting:
-				return
-			case <-t.C:
-				report(progress.Event{Kind: progress.Update, Step: step, Done: int(ok.Load()), Total: n})
-			}
-		}
+		defer close(reported)
+		// A progress ticker, not a condition: it reports until the work ends.
+		wait.Until(func() {
+			report(progress.Event{Kind: progress.Update, Step: step, Done: int(ok.Load()), Total: n})
+		}, 200*time.Millisecond, stopReporting)
 	}()
-	for w := 0; w < min(workers, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1) - 1)
-				if k >= n || ctx.Err() != nil {
-					return
-				}
-				if err := fn(ctx, k); err != nil {
-					errOnce.Do(func() { firstErr = err; cancel() })
-					return
-				}
-				ok.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	close(reporting)
+	workqueue.ParallelizeUntil(ctx, workers, n, func(k int) {
+		if err := fn(ctx, k); err != nil {
+			errOnce.Do(func() { firstErr = err; cancel() })
+			return
+		}
+		ok.Add(1)
+	})
+	close(stopReporting)
+	<-reported
 	report(progress.Event{Kind: progress.Update, Step: step, Done: int(ok.Load()), Total: n})
 	if firstErr == nil && ctx.Err() != nil {
 		firstErr = ctx.Err()

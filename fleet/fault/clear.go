@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/record"
@@ -159,34 +159,21 @@ func metadataPatch(labels, annotations map[string]any) ([]byte, error) {
 
 // forEach runs fn for i in [0,n) on a few goroutines and returns the first
 // error; the rest still run, so a failure leaves as little half-done as
-// the API allows.
+// the API allows. Cancelling ctx stops it handing out more.
 func forEach(ctx context.Context, n int, fn func(context.Context, int) error) ([]bool, error) {
 	const workers = 16
 	var (
-		next     atomic.Int64
 		firstErr error
 		once     sync.Once
-		wg       sync.WaitGroup
 	)
 	done := make([]bool, n) // each index is written by one worker only
-	for w := 0; w < min(workers, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := fn(ctx, i); err != nil {
-					once.Do(func() { firstErr = err })
-				} else {
-					done[i] = true
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	workqueue.ParallelizeUntil(ctx, workers, n, func(i int) {
+		if err := fn(ctx, i); err != nil {
+			once.Do(func() { firstErr = err })
+			return
+		}
+		done[i] = true
+	})
 	if firstErr == nil && ctx.Err() != nil && n > 0 {
 		firstErr = ctx.Err()
 	}

@@ -251,20 +251,22 @@ func DeleteAll(ctx context.Context, cs kubernetes.Interface) (int, error) {
 			return 0, fmt.Errorf("deleting namespace %s: %w", ns.Name, err)
 		}
 	}
-	for {
-		left, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelWorkloadNamespace + "=true"})
+	left := 0
+	err = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		l, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelWorkloadNamespace + "=true"})
 		if err != nil {
-			return 0, err
+			return false, err
 		}
-		if len(left.Items) == 0 {
-			return len(list.Items), nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("%d namespaces still terminating: %w", len(left.Items), ctx.Err())
-		case <-time.After(500 * time.Millisecond):
-		}
+		left = len(l.Items)
+		return left == 0, nil
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return 0, fmt.Errorf("%d namespaces still terminating: %w", left, ctx.Err())
+	case err != nil:
+		return 0, err
 	}
+	return len(list.Items), nil
 }
 
 // run is what a started run sends and watches through.

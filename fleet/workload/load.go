@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
@@ -264,22 +265,12 @@ func orEnd(t, end time.Time) time.Time {
 }
 
 // createPods sends every pod at once from opts.Workers goroutines: a
-// burst.
+// burst. Each create is timed on its own and never retried; a failed one
+// is counted and the rest go on.
 func createPods(ctx context.Context, cs kubernetes.Interface, tracker *Tracker, opts LoadOptions, failed *createFailures) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < min(opts.Workers, opts.Pods); w++ {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= opts.Pods || ctx.Err() != nil {
-					return
-				}
-				failed.record(ctx, createPod(ctx, cs, tracker, opts, i))
-			}
-		})
-	}
-	wg.Wait()
+	workqueue.ParallelizeUntil(ctx, opts.Workers, opts.Pods, func(i int) {
+		failed.record(ctx, createPod(ctx, cs, tracker, opts, i))
+	})
 }
 
 // createPaced sends pod i when the pacer says it is due, each in its own
@@ -495,13 +486,10 @@ func (w waitOutcome) outcome(done string) string {
 // or cancellation, reporting progress on the "create" then "run" steps.
 func waitRunning(ctx context.Context, tracker *Tracker, o waitOptions) waitOutcome {
 	var w waitOutcome
-	deadline := time.NewTimer(o.Timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
 	lastProgress, lastCount := time.Now(), -1
-loop:
-	for {
+	deadline, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	err := wait.PollUntilContextCancel(deadline, 250*time.Millisecond, true, func(context.Context) (bool, error) {
 		c := tracker.Counts()
 		w.MaxBacklog = max(w.MaxBacklog, c.Seen-c.Scheduled)
 		if n := c.Scheduled + c.Running; n != lastCount {
@@ -519,21 +507,17 @@ loop:
 			o.Report(progress.Event{Kind: progress.Update, Step: "run", Done: c.Running, Total: o.Expect})
 		}
 		if c.Running >= o.Expect {
-			break
+			return true, nil
 		}
 		if o.Stall > 0 && !w.CreatedAt.IsZero() && time.Since(lastProgress) >= o.Stall {
 			w.Stalled = true
-			break
+			return true, nil
 		}
-		select {
-		case <-ctx.Done():
-			w.Interrupted = true
-			break loop
-		case <-deadline.C:
-			w.TimedOut = true
-			break loop
-		case <-tick.C:
-		}
+		return false, nil
+	})
+	if err != nil { // the condition never fails: the wait was cut short
+		w.Interrupted = ctx.Err() != nil
+		w.TimedOut = !w.Interrupted
 	}
 	if w.CreatedAt.IsZero() {
 		o.CreateDone()
