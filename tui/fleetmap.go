@@ -3,7 +3,48 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ghostfleet/ghostfleet/fleet/watch"
 )
+
+// fleetMap is the map pane: every node a cell shaded by the GPUs
+// allocated on it. The costliest pane to draw: it is redrawn only when a
+// new view arrives or its size changes.
+type fleetMap struct {
+	noKeys
+	*shared
+	size
+	fleet watch.FleetView
+	have  bool
+	out   string // the memo; "" when stale
+}
+
+func (p *fleetMap) Update(msg tea.Msg) tea.Cmd {
+	if v, ok := msg.(fleetMsg); ok {
+		p.fleet, p.have, p.out = watch.FleetView(v), true, ""
+	}
+	return nil
+}
+
+func (p *fleetMap) SetSize(w, h int) {
+	if p.resized(w, h) {
+		p.out = ""
+	}
+}
+
+func (p *fleetMap) View() string {
+	if !p.have {
+		return box(p.th, "Fleet", p.th.Dim.Render("listing nodes and pods…"), p.w, p.h)
+	}
+	if p.out == "" {
+		cells, caption := renderMap(p.th, p.fleet, p.w-4, p.h-4)
+		gap := strings.Repeat("\n", max(0, p.h-5-strings.Count(cells, "\n")))
+		p.out = box(p.th, "Fleet · "+caption, cells+"\n"+gap+mapLegend(p.th), p.w, p.h)
+	}
+	return p.out
+}
 
 // Cell styles beyond the allocation levels.
 const (
@@ -22,7 +63,7 @@ type mapLayout struct {
 }
 
 // layoutMap places v's nodes into at most h rows of w cells.
-func layoutMap(v FleetView, w, h int) mapLayout {
+func layoutMap(v watch.FleetView, w, h int) mapLayout {
 	n := len(v.Nodes)
 	if n == 0 || w <= 0 || h <= 0 {
 		return mapLayout{perCell: 1}
@@ -51,7 +92,7 @@ func layoutMap(v FleetView, w, h int) mapLayout {
 
 // layoutRacks lays out one node per cell with a gap after each rack, if
 // that fits.
-func layoutRacks(v FleetView, w, h int) (mapLayout, bool) {
+func layoutRacks(v watch.FleetView, w, h int) (mapLayout, bool) {
 	if !v.Racked || v.RackSize <= 1 || v.RackSize > w {
 		return mapLayout{}, false
 	}
@@ -74,7 +115,7 @@ func layoutRacks(v FleetView, w, h int) (mapLayout, bool) {
 			row = append(row, cellGap)
 		}
 		for _, c := range rack {
-			row = append(row, aggregate([]NodeCell{c}))
+			row = append(row, aggregate([]watch.NodeCell{c}))
 		}
 		i = j
 	}
@@ -86,7 +127,7 @@ func layoutRacks(v FleetView, w, h int) (mapLayout, bool) {
 
 // aggregate is the cell of a group of nodes: NotReady if any is, else
 // faulted if any is, else the group's mean allocation.
-func aggregate(nodes []NodeCell) int {
+func aggregate(nodes []watch.NodeCell) int {
 	var gpus, used int64
 	faulted := false
 	for _, n := range nodes {
@@ -100,11 +141,19 @@ func aggregate(nodes []NodeCell) int {
 	if faulted {
 		return cellFaulted
 	}
-	return NodeCell{GPUs: gpus, Used: used}.Level()
+	return cellLevel(used, gpus)
+}
+
+// cellLevel is used of gpus on the map's 0–8 scale: any use shows.
+func cellLevel(used, gpus int64) int {
+	if gpus <= 0 || used <= 0 {
+		return 0
+	}
+	return min(int((used*int64(levels-1)+gpus-1)/gpus), levels-1)
 }
 
 // renderMap draws the map in w×h cells (legend and caption excluded).
-func renderMap(th Theme, v FleetView, w, h int) (cells, caption string) {
+func renderMap(th Theme, v watch.FleetView, w, h int) (cells, caption string) {
 	if len(v.Nodes) == 0 {
 		return th.Dim.Render("no nodes yet: press n to add some"), "0 nodes"
 	}
@@ -179,25 +228,4 @@ func mapLegend(th Theme) string {
 	return strings.Join(parts, " ") + th.Dim.Render(" GPUs  ") +
 		cellRun(th, cellNotReady, 1) + th.Dim.Render(" NotReady  ") +
 		cellRun(th, cellFaulted, 1) + th.Dim.Render(" faulted")
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-// thousands formats n with thousands separators, as the seed's tables do.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
 }

@@ -3,26 +3,35 @@ package tui
 import (
 	"strings"
 
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 )
 
 // form asks for an action's parameters, each prefilled with its default.
+// While it is open every key but ctrl+c is its: q is typed, not quitting.
 type form struct {
+	*shared
+	size
 	action Action
 	inputs []textinput.Model
 	focus  int
 	err    string
+	submit func(values []string) tea.Cmd
+	done   bool
 }
 
-func newForm(a Action) *form {
-	f := &form{action: a}
+func newForm(c *shared, a Action, submit func(values []string) tea.Cmd) *form {
+	f := &form{shared: c, action: a, submit: submit}
 	for i, fld := range a.Fields {
 		in := textinput.New()
 		in.Prompt = ""
 		in.SetValue(fld.Default)
 		in.CharLimit = 64
 		in.Width = 12
+		// A blinking cursor would redraw the whole console twice a second.
+		in.Cursor.SetMode(cursor.CursorStatic)
 		if i == 0 {
 			in.Focus()
 		}
@@ -39,27 +48,39 @@ func (f *form) values() []string {
 	return out
 }
 
-// update handles a key; submitted reports enter on a complete form.
-func (f *form) update(msg tea.KeyMsg) (submitted bool, cmd tea.Cmd) {
-	switch msg.String() {
-	case "enter":
+func (f *form) closed() bool { return f.done }
+
+// Update handles a key: enter on a complete form starts the action, esc
+// drops it.
+func (f *form) Update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return nil
+	}
+	switch {
+	case key.Matches(k, f.keys.Close):
+		f.done = true
+		return nil
+	case key.Matches(k, f.keys.Submit):
 		for i, v := range f.values() {
 			if v == "" && !f.action.Fields[i].Optional {
 				f.err = f.action.Fields[i].Label + " is empty"
-				return false, nil
+				return nil
 			}
 		}
-		return true, nil
-	case "tab", "down":
+		f.done = true
+		return f.submit(f.values())
+	case key.Matches(k, f.keys.NextField):
 		f.move(1)
-		return false, nil
-	case "shift+tab", "up":
+		return nil
+	case key.Matches(k, f.keys.PrevField):
 		f.move(-1)
-		return false, nil
+		return nil
 	}
 	f.err = ""
-	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(msg)
-	return false, cmd
+	var cmd tea.Cmd
+	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(k)
+	return cmd
 }
 
 func (f *form) move(d int) {
@@ -68,7 +89,17 @@ func (f *form) move(d int) {
 	f.inputs[f.focus].Focus()
 }
 
-func (f *form) view(th Theme) string {
+func (f *form) SetSize(w, h int) { f.resized(w, h) }
+
+func (f *form) ShortHelp() []key.Binding {
+	return []key.Binding{f.keys.Submit, f.keys.NextField, f.keys.Close}
+}
+func (f *form) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{f.keys.Submit, f.keys.NextField, f.keys.PrevField, f.keys.Close}}
+}
+
+func (f *form) View() string {
+	th := f.th
 	var b strings.Builder
 	width := 0
 	for _, fld := range f.action.Fields {
@@ -88,8 +119,5 @@ func (f *form) view(th Theme) string {
 	if f.err != "" {
 		b.WriteString(th.Bad.Render(f.err) + "\n")
 	}
-	b.WriteString(th.Dim.Render("enter start · tab next field · esc cancel"))
-	return b.String()
+	return box(th, f.action.Name, strings.TrimSuffix(b.String(), "\n"), f.w, f.h)
 }
-
-func pad(s string, w int) string { return s + strings.Repeat(" ", max(0, w-len(s))) }

@@ -1,13 +1,29 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
 
 // keyMap is every key of the console, as data: the footer shows the short
-// help, `?` the full one.
+// help of whatever has the keys, `?` the full one. Every key is matched
+// through these bindings (key.Matches), so the help cannot name a key that
+// does something else.
 type keyMap struct {
 	Nodes, Load, Churn, ChurnLimited, Train, CL2, Faults key.Binding
 	Snapshot, Report, Faster, Slower, SLOClass, Cancel   key.Binding
 	Unload, Help, Quit                                   key.Binding
+	// Interrupt is ctrl+c: it reaches the root before any overlay.
+	Interrupt key.Binding
+
+	// The form's and the overlays' own keys.
+	Submit, NextField, PrevField, Close, Yes, No key.Binding
+}
+
+// actionBinding is an action key's binding and the action it starts.
+type actionBinding struct {
+	act ActionKey
+	key key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -15,7 +31,7 @@ func newKeyMap() keyMap {
 		return key.NewBinding(key.WithKeys(keys), key.WithHelp(help, desc))
 	}
 	// Action keys come from the same constants the actions are looked up
-	// by, so the help cannot name a key that does something else.
+	// by.
 	act := func(k ActionKey, desc string) key.Binding { return b(string(k), string(k), desc) }
 	return keyMap{
 		Nodes:        act(ActNodes, "nodes"),
@@ -34,10 +50,37 @@ func newKeyMap() keyMap {
 		Unload:       act(ActUnload, "remove workloads"),
 		Help:         b("?", "?", "all keys"),
 		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Interrupt:    key.NewBinding(key.WithKeys("ctrl+c")),
+
+		Submit:    b("enter", "enter", "start"),
+		NextField: key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab", "next field")),
+		PrevField: key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab", "previous")),
+		Close:     b("esc", "esc", "close"),
+		Yes:       key.NewBinding(key.WithKeys("y", "Y", "enter"), key.WithHelp("y", "yes")),
+		No:        key.NewBinding(key.WithKeys("n", "N"), key.WithHelp("n/any key", "no")),
 	}
 }
 
-// ShortHelp is the footer.
+// actions pairs the action keys with the actions they start.
+func (k keyMap) actions() []actionBinding {
+	return []actionBinding{
+		{ActNodes, k.Nodes}, {ActLoad, k.Load}, {ActChurn, k.Churn}, {ActChurnLimited, k.ChurnLimited},
+		{ActTrain, k.Train}, {ActCL2, k.CL2}, {ActFaults, k.Faults}, {ActSnapshot, k.Snapshot},
+		{ActReport, k.Report}, {ActUnload, k.Unload},
+	}
+}
+
+// action is the action msg's key starts, if any.
+func (k keyMap) action(msg tea.KeyMsg) (ActionKey, bool) {
+	for _, a := range k.actions() {
+		if key.Matches(msg, a.key) {
+			return a.act, true
+		}
+	}
+	return "", false
+}
+
+// ShortHelp is the footer while no overlay is open.
 func (k keyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Load, k.Churn, k.Faster, k.Snapshot, k.Cancel, k.Help, k.Quit}
 }

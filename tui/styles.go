@@ -3,6 +3,7 @@ package tui
 import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/guptarohit/asciigraph"
+	"github.com/muesli/termenv"
 )
 
 // levels is how many shades the fleet map uses for GPU allocation: 0
@@ -17,7 +18,12 @@ type Theme struct {
 
 	Title, Header, Footer, Key, Dim, Bold, Good, Warn, Bad lipgloss.Style
 	Pane, PaneTitle                                        lipgloss.Style
-	Bar, BarEmpty                                          lipgloss.Style
+
+	// BarFull and BarEmpty color the progress bars (bubbles/progress,
+	// which colors through termenv): Profile is lipgloss's when colored,
+	// Ascii when plain, so the bars follow the rest of the theme.
+	BarFull, BarEmpty string
+	Profile           termenv.Profile
 
 	// Cells are the fleet map's styles by allocation level; NotReady and
 	// Faulted mark nodes whose state matters more than their load.
@@ -52,8 +58,7 @@ func NewTheme(color bool) Theme {
 		Bad:       s().Bold(true),
 		Pane:      s().Border(lipgloss.RoundedBorder()).Padding(0, 1),
 		PaneTitle: s().Bold(true),
-		Bar:       s(),
-		BarEmpty:  s(),
+		Profile:   termenv.Ascii,
 		NotReady:  s().Bold(true),
 		Faulted:   s().Bold(true),
 	}
@@ -75,8 +80,7 @@ func NewTheme(color bool) Theme {
 	t.Bad = t.Bad.Foreground(c("196"))
 	t.Pane = t.Pane.BorderForeground(c("39"))
 	t.PaneTitle = t.PaneTitle.Foreground(c("45"))
-	t.Bar = t.Bar.Foreground(c("46"))
-	t.BarEmpty = t.BarEmpty.Foreground(c("238"))
+	t.BarFull, t.BarEmpty, t.Profile = "46", "238", lipgloss.ColorProfile()
 	for i, col := range []string{"240", "22", "28", "34", "40", "46", "118", "190", "226"} {
 		t.Cells[i] = s().Foreground(c(col))
 	}

@@ -13,7 +13,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/watch"
 	"github.com/ghostfleet/ghostfleet/metrics"
+	"github.com/ghostfleet/ghostfleet/metrics/poll"
 	"github.com/ghostfleet/ghostfleet/tui"
 )
 
@@ -108,10 +110,10 @@ func (o *consoleOptions) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fmt.Fprintln(o.streams.ErrOut, "listing nodes and pods…")
-	if cfg.Fleet, err = tui.WatchFleet(ctx, cs, o.refresh); err != nil {
+	if cfg.Fleet, err = watch.Fleet(ctx, cs, o.refresh); err != nil {
 		return err
 	}
-	var src tui.RangeSource = prom
+	var src poll.RangeSource = prom
 	if prom == nil {
 		// No Prometheus (stopped, or an attached cluster without one):
 		// scrape the components' /metrics ourselves, as snapshot does.
@@ -123,7 +125,7 @@ func (o *consoleOptions) run(ctx context.Context) error {
 		src = metrics.StartLive(ctx, eps, 15*time.Second, 15*time.Minute)
 		cfg.Info.Metrics = "direct scrape"
 	}
-	cfg.Metrics = tui.PollMetrics(ctx, src, 5*time.Second, 15*time.Minute, 15*time.Second)
+	cfg.Metrics = poll.Metrics(ctx, src, 5*time.Second, 15*time.Minute, 15*time.Second)
 	// Ctrl-C reaches the console as a key (it asks before stopping runs);
 	// SIGTERM stops the runs, lets them record, then quits.
 	// Bubble Tea's own handler would quit on SIGTERM before the runs
@@ -168,11 +170,11 @@ func (o *consoleOptions) frame(ctx context.Context, cfg tui.Config, cs kubernete
 	if err != nil {
 		return fmt.Errorf("listing pods: %w", err)
 	}
-	met := tui.MetricsView{Err: why}
+	met := poll.MetricsView{Err: why}
 	if prom != nil {
-		met = tui.FetchMetrics(ctx, prom, 15*time.Minute, 15*time.Second)
+		met = poll.Fetch(ctx, prom, 15*time.Minute, 15*time.Second)
 	}
-	fmt.Fprintln(o.streams.Out, tui.Frame(cfg, tui.BuildFleetView(ptrs(nodes.Items), ptrs(pods.Items), time.Now()), met, w, h))
+	fmt.Fprintln(o.streams.Out, tui.Frame(cfg, watch.Build(ptrs(nodes.Items), ptrs(pods.Items), time.Now()), met, w, h))
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package tui
+package watch
 
 import (
 	"context"
@@ -13,13 +13,18 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
 )
 
-// WatchFleet keeps node and pod informers and sends a FleetView on the
+// Fleet keeps node and pod informers and sends a FleetView on the
 // returned channel at most once per interval, and only after something
-// changed. The informers never touch the model: views cross to the UI as
-// values. The channel closes when ctx ends.
-func WatchFleet(ctx context.Context, cs kubernetes.Interface, interval time.Duration) (<-chan FleetView, error) {
+// changed; the first view is there when Fleet returns. The informers'
+// handlers only mark the fleet changed: views are built on this package's
+// goroutine and cross to the reader as values, so no reader ever shares
+// the caches. A view the reader has not taken yet is replaced, never
+// queued. The channel closes when ctx ends.
+func Fleet(ctx context.Context, cs kubernetes.Interface, interval time.Duration) (<-chan FleetView, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(slim))
 	nodes := f.Core().V1().Nodes()
 	pods := f.Core().V1().Pods()
@@ -38,6 +43,7 @@ func WatchFleet(ctx context.Context, cs kubernetes.Interface, interval time.Dura
 	f.Start(ctx.Done())
 	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 		if !ok {
+			f.Shutdown()
 			return nil, fmt.Errorf("listing %v: %w", typ, context.Cause(ctx))
 		}
 	}
@@ -45,7 +51,7 @@ func WatchFleet(ctx context.Context, cs kubernetes.Interface, interval time.Dura
 	build := func() FleetView {
 		ns, _ := nodes.Lister().List(labels.Everything())
 		ps, _ := pods.Lister().List(labels.Everything())
-		return BuildFleetView(ns, ps, time.Now())
+		return Build(ns, ps, time.Now())
 	}
 	dirty.Store(false) // a change during the first build redraws again
 	out <- build()
@@ -63,7 +69,7 @@ func WatchFleet(ctx context.Context, cs kubernetes.Interface, interval time.Dura
 					continue
 				}
 				v := build()
-				select { // replace a view the UI has not taken yet
+				select { // replace a view the reader has not taken yet
 				case <-out:
 				default:
 				}
@@ -74,27 +80,26 @@ func WatchFleet(ctx context.Context, cs kubernetes.Interface, interval time.Dura
 	return out, nil
 }
 
-// slim keeps only what BuildFleetView reads, so 8,000 pods cost the
-// console little memory: no managed fields, annotations, env or status
-// details.
+// slim keeps only what Build reads, so 8,000 pods cost the console little
+// memory: no managed fields, annotations, env or status details.
 func slim(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		p := &corev1.Pod{ObjectMeta: slimMeta(o.ObjectMeta, nil)}
 		p.Spec.NodeName = o.Spec.NodeName
-		if g := podGPUs(o); g > 0 {
+		if g := fleet.PodGPUs(o); g > 0 {
 			p.Spec.Containers = []corev1.Container{{Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{gpuResource: *resource.NewQuantity(g, resource.DecimalSI)},
+				Requests: corev1.ResourceList{fleet.ResourceGPU: *resource.NewQuantity(g, resource.DecimalSI)},
 			}}}
 		}
 		p.Status.Phase = o.Status.Phase
 		return p, nil
 	case *corev1.Node:
-		n := &corev1.Node{ObjectMeta: slimMeta(o.ObjectMeta, map[string]string{RackLabel: o.Labels[RackLabel]})}
+		n := &corev1.Node{ObjectMeta: slimMeta(o.ObjectMeta, map[string]string{fleet.LabelRack: o.Labels[fleet.LabelRack]})}
 		n.Spec.Unschedulable = o.Spec.Unschedulable
 		n.Spec.Taints = o.Spec.Taints
-		if q, ok := o.Status.Allocatable[gpuResource]; ok {
-			n.Status.Allocatable = corev1.ResourceList{gpuResource: q}
+		if q, ok := o.Status.Allocatable[fleet.ResourceGPU]; ok {
+			n.Status.Allocatable = corev1.ResourceList{fleet.ResourceGPU: q}
 		}
 		for _, c := range o.Status.Conditions {
 			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: c.Type, Status: c.Status})

@@ -1,4 +1,4 @@
-package tui
+package watch
 
 import (
 	"sort"
@@ -10,14 +10,8 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet"
 )
 
-// gpuResource is the extended resource the fleet's GPUs are counted in.
-const gpuResource = fleet.ResourceGPU
-
-// podGPUs is the pod's GPU request as the scheduler counts it.
-var podGPUs = fleet.PodGPUs
-
-// FleetView is one immutable picture of the fleet for the map and the
-// allocation pane, computed off the UI goroutine.
+// FleetView is one immutable picture of the fleet, computed off the UI
+// goroutine: the console reads it and never the informers' caches.
 type FleetView struct {
 	At    time.Time
 	Nodes []NodeCell // ordered by rack, then name
@@ -47,18 +41,6 @@ type NodeCell struct {
 	Cordoned bool
 }
 
-// Level is the node's allocation on the map's 0–8 scale.
-func (n NodeCell) Level() int {
-	if n.GPUs <= 0 || n.Used <= 0 {
-		return 0
-	}
-	l := int((n.Used*int64(levels-1) + n.GPUs - 1) / n.GPUs) // any use shows
-	return min(l, levels-1)
-}
-
-// RackLabel is the topology label the map groups nodes by.
-const RackLabel = "topology.ghostfleet.io/rack"
-
 // faultTaintPrefix marks taints a GPU health operator sets.
 const faultTaintPrefix = "nvidia.com/"
 
@@ -69,15 +51,15 @@ var healthyConditions = map[corev1.NodeConditionType]bool{
 	corev1.NodePIDPressure: true, corev1.NodeNetworkUnavailable: true,
 }
 
-// BuildFleetView summarises nodes and pods. Pods on nodes that are not in
-// the list still count in the phase totals.
-func BuildFleetView(nodes []*corev1.Node, pods []*corev1.Pod, at time.Time) FleetView {
+// Build summarises nodes and pods. Pods on nodes that are not in the list
+// still count in the phase totals.
+func Build(nodes []*corev1.Node, pods []*corev1.Pod, at time.Time) FleetView {
 	v := FleetView{At: at, Nodes: make([]NodeCell, 0, len(nodes))}
 	index := make(map[string]int, len(nodes))
 	racks := map[string]int{}
 	for _, n := range nodes {
-		c := NodeCell{Name: n.Name, Rack: n.Labels[RackLabel], Cordoned: n.Spec.Unschedulable}
-		if q, ok := n.Status.Allocatable[gpuResource]; ok {
+		c := NodeCell{Name: n.Name, Rack: n.Labels[fleet.LabelRack], Cordoned: n.Spec.Unschedulable}
+		if q, ok := n.Status.Allocatable[fleet.ResourceGPU]; ok {
 			c.GPUs = q.Value()
 		}
 		for _, cond := range n.Status.Conditions {
@@ -141,7 +123,7 @@ func BuildFleetView(nodes []*corev1.Node, pods []*corev1.Pod, at time.Time) Flee
 		if !ok {
 			continue
 		}
-		g := podGPUs(p)
+		g := fleet.PodGPUs(p)
 		v.Nodes[i].Used += g
 		v.GPUsUsed += g
 	}

@@ -1,15 +1,14 @@
 package tui
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/muesli/termenv"
 
 	"github.com/ghostfleet/ghostfleet/metrics"
+	"github.com/ghostfleet/ghostfleet/metrics/poll"
 )
 
 func TestAPISparkLimitIsTheCatalogThreshold(t *testing.T) {
@@ -24,8 +23,8 @@ func TestAPISparkLimitIsTheCatalogThreshold(t *testing.T) {
 		{"LIST namespace", "sli-list-namespace-p99", 5, "SLO 5s"},
 		{"LIST cluster", "sli-list-cluster-p99", 30, "SLO 30s"},
 	}
-	if len(tests) != len(sloClasses) {
-		t.Fatalf("%d SLO classes, the test knows %d", len(sloClasses), len(tests))
+	if len(tests) != len(poll.SLOClasses) {
+		t.Fatalf("%d SLO classes, the test knows %d", len(poll.SLOClasses), len(tests))
 	}
 	for i, tt := range tests {
 		t.Run(tt.class, func(t *testing.T) {
@@ -34,7 +33,7 @@ func TestAPISparkLimitIsTheCatalogThreshold(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := sampleMetrics()
-			m.API[tt.query] = APILatency{Worst: []float64{0.2, 0.3}, Series: "pods", Of: 1}
+			m.API[tt.query] = poll.APILatency{Worst: []float64{0.2, 0.3}, Series: "pods", Of: 1}
 			s := sparks(m, i)[0]
 			if s.limit != tt.want || s.limit != q.SLO.Threshold {
 				t.Errorf("limit %g, want %g (catalog %g)", s.limit, tt.want, q.SLO.Threshold)
@@ -51,7 +50,7 @@ func TestAPISparkTitleAndCaption(t *testing.T) {
 	pinProfile(t, termenv.Ascii)
 	th := NewTheme(false)
 	m := sampleMetrics()
-	m.API["sli-list-namespace-p99"] = APILatency{Worst: []float64{0.21}, Series: "limitranges", Of: 2}
+	m.API["sli-list-namespace-p99"] = poll.APILatency{Worst: []float64{0.21}, Series: "limitranges", Of: 2}
 	tests := []struct {
 		class, w, h            int
 		wantTitle, wantCaption string
@@ -68,7 +67,7 @@ func TestAPISparkTitleAndCaption(t *testing.T) {
 		{2, 36, 9, "API p99 LIST namespace 210ms SLO 5s", "worst limitranges · SLI 5m"},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%s-%dx%d", sloClasses[tt.class].name, tt.w, tt.h), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s-%dx%d", poll.SLOClasses[tt.class].Name, tt.w, tt.h), func(t *testing.T) {
 			title, body := renderSpark(th, sparks(m, tt.class)[0], tt.w, tt.h)
 			if title != tt.wantTitle {
 				t.Errorf("title %q, want %q", title, tt.wantTitle)
@@ -95,29 +94,10 @@ func TestAPISparkWithoutCalls(t *testing.T) {
 	}
 }
 
-func TestWorstOf(t *testing.T) {
-	ss := []metrics.Series{
-		{Labels: map[string]string{"verb": "POST", "resource": "pods"}, Points: [][2]float64{{10, 0.1}, {25, 0.5}, {40, 0.2}}},
-		{Labels: map[string]string{"verb": "PATCH", "resource": "nodes", "subresource": "status"}, Points: [][2]float64{{10, 0.3}, {25, 0.1}, {40, 0.4}}},
-		// A series gone quiet before the last step does not count there.
-		{Labels: map[string]string{"verb": "DELETE", "resource": "pods"}, Points: [][2]float64{{10, 0.9}}},
-	}
-	got := worstOf(ss)
-	if fmt.Sprint(got.Worst) != "[0.9 0.5 0.4]" || got.Series != "PATCH nodes/status" || got.Of != 2 {
-		t.Errorf("worst %v of %s (%d series)", got.Worst, got.Series, got.Of)
-	}
-	if got := worstOf(nil); len(got.Worst) != 0 || got.Series != "" {
-		t.Errorf("no series: %+v", got)
-	}
-	if got := seriesName(map[string]string{"subresource": "/healthz"}); got != "/healthz" {
-		t.Errorf("non-resource request named %q", got)
-	}
-}
-
 func TestVCyclesTheSLOClasses(t *testing.T) {
 	pinProfile(t, termenv.Ascii)
 	m := New(testConfig(false))
-	m.w, m.h = 120, 40
+	m.setSize(120, 40)
 	m.Update(fleetMsg(sampleFleet(10)))
 	m.Update(metricsMsg(sampleMetrics()))
 	for _, want := range []string{"API p99 mutating · POST pods", "API p99 GET · nodes", "API p99 LIST namespace", "API p99 LIST cluster", "API p99 mutating"} {
@@ -146,54 +126,5 @@ func TestEtcdQuotaComesFromTheData(t *testing.T) {
 	title, body = renderSpark(th, s, 56, 5)
 	if s.limit != 0 || title != "etcd DB  6.0GiB  quota unknown" || strings.Contains(body, "8.0GiB") || !strings.Contains(body, "6.0GiB┤") {
 		t.Errorf("quota unknown: limit %g title %q\n%s", s.limit, title, body)
-	}
-}
-
-// promQLSource answers range queries from canned series by PromQL, as
-// Prometheus would.
-type promQLSource map[string][]metrics.Series
-
-func (p promQLSource) Range(_ context.Context, query string, _, _ time.Time, _ time.Duration) ([]metrics.Series, error) {
-	return p[query], nil
-}
-
-// Both sources the console reads, Prometheus and the direct scrape, serve
-// the SLO classes and the etcd quota.
-func TestFetchMetricsSLIAndQuota(t *testing.T) {
-	now := float64(time.Now().Unix())
-	prom := promQLSource{
-		mustLookup("sli-list-namespace-p99").PromQL: {{Labels: map[string]string{"resource": "pods", "scope": "namespace"}, Points: [][2]float64{{now, 0.25}}}},
-		mustLookup("etcd-quota").PromQL:             {{Labels: map[string]string{}, Points: [][2]float64{{now - 15, 8 << 30}, {now, 8 << 30}}}},
-	}
-	direct := metrics.NewRecording()
-	scrape := func(ago time.Duration, count int) {
-		at := time.Now().Add(-ago)
-		api := fmt.Sprintf(`# TYPE apiserver_request_sli_duration_seconds histogram
-apiserver_request_sli_duration_seconds_bucket{resource="pods",scope="namespace",subresource="",verb="LIST",le="0.2"} 0
-apiserver_request_sli_duration_seconds_bucket{resource="pods",scope="namespace",subresource="",verb="LIST",le="0.3"} %d
-apiserver_request_sli_duration_seconds_bucket{resource="pods",scope="namespace",subresource="",verb="LIST",le="+Inf"} %d
-apiserver_request_sli_duration_seconds_sum{resource="pods",scope="namespace",subresource="",verb="LIST"} 1
-apiserver_request_sli_duration_seconds_count{resource="pods",scope="namespace",subresource="",verb="LIST"} %d
-`, count, count, count)
-		etcd := "# TYPE etcd_server_quota_backend_bytes gauge\netcd_server_quota_backend_bytes 8.589934592e+09\n"
-		for job, text := range map[string]string{"kube-apiserver": api, "etcd": etcd} {
-			if err := direct.AddText(at, job, strings.NewReader(text)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	scrape(time.Minute, 0)
-	scrape(30*time.Second, 100)
-	for name, src := range map[string]RangeSource{"prometheus": prom, "direct": direct} {
-		t.Run(name, func(t *testing.T) {
-			v := FetchMetrics(context.Background(), src, 15*time.Minute, 15*time.Second)
-			lat := v.API["sli-list-namespace-p99"]
-			if v.Err != "" || len(lat.Worst) == 0 || lat.Series != "pods" || v.EtcdQuota != 8<<30 {
-				t.Fatalf("err %q, LIST namespace %+v, etcd quota %g", v.Err, lat, v.EtcdQuota)
-			}
-			if p := lat.Worst[len(lat.Worst)-1]; p < 0.2 || p > 0.3 {
-				t.Errorf("LIST namespace p99 %g, want within the 0.2–0.3s bucket", p)
-			}
-		})
 	}
 }

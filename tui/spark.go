@@ -4,76 +4,11 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/guptarohit/asciigraph"
 )
-
-// box draws a pane of exactly w×h cells (border included) with a title;
-// content lines are cut to fit rather than wrapped.
-func box(th Theme, title string, content string, w, h int) string {
-	iw, ih := w-4, h-2 // border and padding
-	if iw < 1 || ih < 1 {
-		return ""
-	}
-	lines := []string{ansi.Truncate(th.PaneTitle.Render(title), iw, "…")}
-	for _, l := range strings.Split(content, "\n") {
-		if len(lines) == ih {
-			break
-		}
-		lines = append(lines, ansi.Truncate(l, iw, "…"))
-	}
-	return th.Pane.Width(w - 2).Height(ih).Render(strings.Join(lines, "\n"))
-}
-
-// bar is a w-cell bar filled to frac.
-func bar(th Theme, frac float64, w int) string {
-	if w < 1 {
-		return ""
-	}
-	frac = math.Max(0, math.Min(1, frac))
-	full := int(math.Round(frac * float64(w)))
-	glyph, empty := "█", "░"
-	return th.Bar.Render(strings.Repeat(glyph, full)) + th.BarEmpty.Render(strings.Repeat(empty, w-full))
-}
-
-// renderAllocation is the allocation pane's content.
-func renderAllocation(th Theme, v FleetView, gpuUtil []float64, w int) string {
-	frac := 0.0
-	if v.GPUs > 0 {
-		frac = float64(v.GPUsUsed) / float64(v.GPUs)
-	}
-	util := ""
-	if len(gpuUtil) > 0 {
-		util = th.Dim.Render(fmt.Sprintf(" · util %.0f%%", gpuUtil[len(gpuUtil)-1]))
-	}
-	lines := []string{
-		fmt.Sprintf("%s %s / %s  %s%s", th.Bold.Render("GPUs"), thousands(v.GPUsUsed), thousands(v.GPUs), th.Bold.Render(fmt.Sprintf("%.0f%%", 100*frac)), util),
-		bar(th, frac, w),
-		fmt.Sprintf("%s %s ready%s%s", th.Bold.Render("Nodes"), thousands(int64(v.Ready)),
-			warnIf(th, v.NotReady, " · %s NotReady"), warnIf(th, v.Faulted, " · %s faulted")),
-		// Failed pods matter more than finished ones: they come first.
-		fmt.Sprintf("%s %s running · %s pending%s%s%s", th.Bold.Render("Pods"), thousands(int64(v.Running)), thousands(int64(v.Pending)),
-			parenIf(v.Unscheduled, " (%s unscheduled)"), warnIf(th, v.Failed, " · %s failed"), parenIf(v.Succeeded, " · %s done")),
-	}
-	return strings.Join(lines, "\n")
-}
-
-func parenIf(n int, format string) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf(format, thousands(int64(n)))
-}
-
-func warnIf(th Theme, n int, format string) string {
-	if n == 0 {
-		return ""
-	}
-	return th.Bad.Render(fmt.Sprintf(format, thousands(int64(n))))
-}
 
 // spark is one sparkline: recent values, the current one and a limit line.
 type spark struct {
@@ -231,55 +166,3 @@ func bytesIEC(v float64) string {
 	}
 	return fmt.Sprintf("%.1f%s", v, units[i])
 }
-
-// throughputGoal is experiment D's churn rate: the scheduler must keep up
-// with it.
-const throughputGoal = 200.0
-
-// sparks builds the four sparklines from the metrics, the API one for SLO
-// class class (an index of sloClasses).
-func sparks(m MetricsView, class int) []spark {
-	note := ""
-	if m.Err != "" {
-		note = "Prometheus: " + m.Err
-	}
-	// Prometheus has no series of a counter until its first increment: no
-	// pod scheduled yet, no request rejected yet. That is zero, not
-	// missing data.
-	zero := func(vs []float64) []float64 {
-		if len(vs) == 0 && m.Err == "" && !m.At.IsZero() {
-			return []float64{0}
-		}
-		return vs
-	}
-	etcd := spark{title: "etcd DB", values: m.EtcdBytes, unit: bytesIEC, note: note}
-	if m.EtcdQuota > 0 {
-		etcd.limit, etcd.limitName = m.EtcdQuota, "quota"
-	} else {
-		etcd.noLimit = "quota unknown"
-	}
-	return []spark{
-		apiSpark(m, sloClasses[class%len(sloClasses)], note),
-		{title: "Scheduler", values: zero(m.Throughput), unit: perSecond, limit: throughputGoal, limitName: "goal", note: note},
-		{title: "APF rejected", values: zero(m.Rejected), unit: perSecond, note: note},
-		etcd,
-	}
-}
-
-// duration formats d the way kubectl's AGE column does.
-func duration(d time.Duration) string {
-	d = d.Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	default:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
-}
-
-// joinH places blocks side by side, top aligned.
-func joinH(blocks ...string) string { return lipgloss.JoinHorizontal(lipgloss.Top, blocks...) }

@@ -1,0 +1,154 @@
+package poll
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/ghostfleet/ghostfleet/metrics"
+)
+
+// MetricsView is the recent history of the sparklines' catalog queries.
+type MetricsView struct {
+	At  time.Time
+	Err string
+	// API is the API call latency SLI of each SLO class, by catalog
+	// query ID (SLOClasses).
+	API        map[string]APILatency
+	Throughput []float64 // pods/s scheduled
+	Rejected   []float64 // APF rejections/s, all priority levels
+	EtcdBytes  []float64
+	// EtcdQuota is the running etcd's backend quota in bytes, 0 while
+	// unknown: read, not assumed (etcd's default is 2 GiB, kwokctl
+	// starts it with 8 GiB).
+	EtcdQuota float64
+	// GPUUtil is the fleet's mean DCGM GPU utilisation in percent, on
+	// fleets whose nodes serve DCGM series (up --dcgm).
+	GPUUtil []float64
+}
+
+// SLOClass is one class of the upstream API call latency SLO. The
+// console charts the selected class's SLI query against the threshold the
+// catalog gives it, so its line is the SLO's line.
+type SLOClass struct {
+	Name  string // how the console titles it: "API p99 " + Name
+	Query metrics.Query
+}
+
+// SLOClasses are the classes every round fetches, in the order the
+// console cycles through them.
+var SLOClasses = []SLOClass{
+	{"mutating", mustLookup("sli-mutating-p99")},
+	{"GET", mustLookup("sli-read-single-p99")},
+	{"LIST namespace", mustLookup("sli-list-namespace-p99")},
+	{"LIST cluster", mustLookup("sli-list-cluster-p99")},
+}
+
+// The other series come from the catalog too, so the console, snapshots
+// and reports agree on what each number means.
+var (
+	queryThroughput = mustLookup("scheduler-throughput")
+	queryRejected   = mustLookup("apf-rejected")
+	queryEtcdSize   = mustLookup("etcd-db-size")
+	queryEtcdQuota  = mustLookup("etcd-quota")
+	queryGPUUtil    = mustLookup("gpu-util")
+)
+
+// mustLookup is metrics.Lookup for IDs fixed in the code: a missing one is
+// a bug the first test run finds.
+func mustLookup(id string) metrics.Query {
+	q, err := metrics.Lookup(id)
+	if err != nil {
+		panic(err)
+	}
+	return q
+}
+
+// APILatency is one SLO class's SLI, in seconds: the SLO holds only if
+// every series (resource, verb, scope) stays under the threshold, so the
+// view keeps the worst of them.
+type APILatency struct {
+	Worst []float64 // the highest series at each step
+	// Series names the highest series at the latest step ("POST pods",
+	// "pods/status"), Of how many series there were then.
+	Series string
+	Of     int
+}
+
+// worstOf reduces a class's series to the highest one at each step.
+func worstOf(ss []metrics.Series) APILatency {
+	at := map[float64]float64{}
+	for _, s := range ss {
+		for _, p := range s.Points {
+			if v, ok := at[p[0]]; !ok || p[1] > v {
+				at[p[0]] = p[1]
+			}
+		}
+	}
+	ts := slices.Sorted(maps.Keys(at))
+	out := APILatency{Worst: make([]float64, len(ts))}
+	for i, t := range ts {
+		out.Worst[i] = at[t]
+	}
+	if len(ts) == 0 {
+		return out
+	}
+	last, top := ts[len(ts)-1], -1.0
+	for _, s := range ss {
+		if n := len(s.Points); n > 0 && s.Points[n-1][0] == last {
+			out.Of++
+			if s.Points[n-1][1] > top {
+				top, out.Series = s.Points[n-1][1], seriesName(s.Labels)
+			}
+		}
+	}
+	return out
+}
+
+// seriesName is how a title names a series: its verb, when the class has
+// several, then resource/subresource, or the path of a non-resource
+// request (GET /healthz has a subresource and no resource).
+func seriesName(l map[string]string) string {
+	name := l["resource"]
+	switch sub := l["subresource"]; {
+	case name == "" && sub != "":
+		name = sub
+	case name == "":
+		name = "(no resource)"
+	case sub != "":
+		name += "/" + sub
+	}
+	if verb := l["verb"]; verb != "" {
+		name = verb + " " + name
+	}
+	return name
+}
+
+func values(s metrics.Series) []float64 {
+	out := make([]float64, len(s.Points))
+	for i, p := range s.Points {
+		out[i] = p[1]
+	}
+	return out
+}
+
+// sumSeries adds series point by point on their timestamps. A counter
+// with no series yet (no rejection ever) is a flat zero, not missing data,
+// for the reader to decide; here it is nil.
+func sumSeries(ss []metrics.Series) []float64 {
+	if len(ss) == 1 {
+		return values(ss[0])
+	}
+	at := map[float64]float64{}
+	for _, s := range ss {
+		for _, p := range s.Points {
+			at[p[0]] += p[1]
+		}
+	}
+	ts := slices.Sorted(maps.Keys(at))
+	out := make([]float64, len(ts))
+	for i, t := range ts {
+		out[i] = at[t]
+	}
+	return out
+}

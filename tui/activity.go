@@ -1,0 +1,114 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/progress"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// activity is the runs pane and the runs' lifecycle (runs.go): it starts
+// them for the root, follows their reports, and takes the keys that act
+// on a running one (esc, +/-). Elapsed times change every second, so it is
+// drawn each frame; it is a few short lines.
+type activity struct {
+	*shared
+	size
+	runs   []*run
+	nextID int
+	bar    progress.Model
+}
+
+func newActivity(c *shared) *activity { return &activity{shared: c, bar: newBar(c.th, true)} }
+
+func (p *activity) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case runEvent:
+		if r := p.run(msg.id); r != nil {
+			r.apply(msg.ev)
+			return relay(r)
+		}
+	case runLive:
+		if r := p.run(msg.id); r != nil {
+			r.rate = msg.rc
+			return relay(r)
+		}
+	case runDone:
+		if r := p.run(msg.id); r != nil {
+			r.finished, r.ended, r.outcome, r.err, r.rate = true, p.now(), msg.outcome, msg.err, nil
+		}
+	case tea.KeyMsg:
+		switch {
+		case key.Matches(msg, p.keys.Cancel):
+			return p.cancelCurrent()
+		case key.Matches(msg, p.keys.Faster, p.keys.Slower):
+			return p.changeRate(key.Matches(msg, p.keys.Faster))
+		}
+	}
+	return nil
+}
+
+func (p *activity) SetSize(w, h int) {
+	p.resized(w, h)
+	p.bar.Width = w - 7 // bar and percentage fill the pane, less the indent
+}
+
+func (p *activity) ShortHelp() []key.Binding  { return []key.Binding{p.keys.Cancel, p.keys.Faster} }
+func (p *activity) FullHelp() [][]key.Binding { return [][]key.Binding{p.ShortHelp()} }
+
+func (p *activity) View() string {
+	return box(p.th, "Activity", p.content(p.w-4, p.h-3), p.w, p.h)
+}
+
+// content lists runs, active first then the latest finished, in w×h.
+func (p *activity) content(w, h int) string {
+	th := p.th
+	if len(p.runs) == 0 {
+		return th.Dim.Render("no runs yet: l starts a load, c a churn")
+	}
+	var lines []string
+	now := p.now()
+	for i := len(p.runs) - 1; i >= 0 && len(lines) < h; i-- {
+		r := p.runs[i]
+		if r.finished {
+			continue
+		}
+		label := fmt.Sprintf("▸ %s  %s", th.Bold.Render(r.name), duration(now.Sub(r.started)))
+		if r.rate != nil {
+			label += fmt.Sprintf("  %g pods/s", r.rate.Rate())
+		}
+		lines = append(lines, label)
+		if r.progress >= 0 {
+			lines = append(lines, "  "+p.bar.ViewAs(r.progress))
+		}
+		if r.message != "" {
+			lines = append(lines, "  "+th.Dim.Render(r.message))
+		}
+	}
+	for i := len(p.runs) - 1; i >= 0 && len(lines) < h; i-- {
+		r := p.runs[i]
+		if !r.finished {
+			continue
+		}
+		mark, style := "✓", th.Good
+		switch {
+		case r.cancelled: // what a cancelled command says is its error
+			mark, style = "■", th.Warn
+		case r.err != nil:
+			mark, style = "✗", th.Bad
+		}
+		lines = append(lines, style.Render(mark)+" "+r.name+th.Dim.Render(" · "+duration(r.ended.Sub(r.started))))
+		switch {
+		case r.err != nil:
+			lines = append(lines, wrap(th.Bad, r.err.Error(), w)...)
+		case r.outcome.Summary != "":
+			lines = append(lines, wrap(th.Footer, r.outcome.Summary, w)...)
+		}
+		if r.outcome.Dir != "" {
+			lines = append(lines, "  "+th.Dim.Render(r.outcome.Dir))
+		}
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,120 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// setSize lays the panes out in w×h: a header line, the map (or an
+// overlay) beside allocation over activity, the charts across the bottom,
+// and the footer line. The charts grow with the terminal's height.
+func (m *Model) setSize(w, h int) {
+	m.w, m.h, m.dirty = w, h, true
+	if w < MinWidth || h < MinHeight {
+		return
+	}
+	bodyH := h - 2
+	sparkH := sparkRows(w) * (plotRows(w, h) + sparkChrome)
+	topH := bodyH - sparkH
+	rw := min(max(w/3, 34), 52)
+	mw := w - rw
+	allocH := 7
+
+	m.fleetMap.SetSize(mw, topH)
+	if m.overlay != nil {
+		m.overlay.SetSize(mw, topH)
+	}
+	m.allocation.SetSize(rw, allocH)
+	m.activity.SetSize(rw, topH-allocH)
+	m.sparks.SetSize(w, sparkH)
+	m.footer.SetSize(w, 1)
+}
+
+// plotRows is how high each chart's graph is drawn in a w×h console.
+func plotRows(w, h int) int {
+	plot := 2
+	switch {
+	case h >= 44:
+		plot = 7
+	case h >= 32:
+		plot = 5
+	case h >= 28:
+		plot = 3
+	}
+	if sparkCols(w) == 4 { // one row of charts: room for taller ones
+		plot += 2
+	}
+	return plot
+}
+
+func (m *Model) render() string {
+	if m.w < MinWidth || m.h < MinHeight {
+		return fmt.Sprintf("GhostFleet needs a terminal of at least %d×%d; this one is %d×%d.", MinWidth, MinHeight, m.w, m.h)
+	}
+	left := m.fleetMap.View()
+	m.footer.focus = m.ctx.keys
+	if m.overlay != nil {
+		left = m.overlay.View()
+		m.footer.focus = m.overlay
+	}
+	right := m.allocation.View() + "\n" + m.activity.View()
+	return m.header() + "\n" + joinH(left, right) + "\n" + m.sparks.View() + "\n" + m.footer.View()
+}
+
+func (m *Model) header() string {
+	i, th := m.ctx.info, m.ctx.th
+	parts := []string{i.Cluster}
+	if i.Kubernetes != "" {
+		parts = append(parts, "k8s "+i.Kubernetes)
+	}
+	if i.Kwok != "" && m.w >= 100 {
+		parts = append(parts, "kwok "+i.Kwok)
+	}
+	if i.Profile != "" {
+		parts = append(parts, "profile "+i.Profile)
+	}
+	if !i.Created.IsZero() {
+		parts = append(parts, "up "+duration(m.ctx.now().Sub(i.Created)))
+	}
+	if i.Metrics != "" {
+		parts = append(parts, "metrics: "+i.Metrics)
+	}
+	state := "idle"
+	if active := m.activity.activeNames(); len(active) > 0 {
+		state = "running: " + strings.Join(active, ", ")
+	}
+	parts = append(parts, state)
+	line := th.Title.Render("GhostFleet") + " " + th.Header.Render(strings.Join(parts, " · "))
+	return fitLine(line, m.w)
+}
+
+// fitLine cuts line to w cells and pads it to exactly w: every block of
+// the frame is exactly as wide as the console, so the blocks stack with a
+// newline and nothing measures the whole frame again.
+func fitLine(line string, w int) string {
+	line = ansi.Truncate(line, w, "")
+	return line + strings.Repeat(" ", max(0, w-ansi.StringWidth(line)))
+}
+
+// box draws a pane of exactly w×h cells (border included) with a title;
+// content lines are cut to fit rather than wrapped.
+func box(th Theme, title string, content string, w, h int) string {
+	iw, ih := w-4, h-2 // border and padding
+	if iw < 1 || ih < 1 {
+		return ""
+	}
+	lines := []string{ansi.Truncate(th.PaneTitle.Render(title), iw, "…")}
+	for _, l := range strings.Split(content, "\n") {
+		if len(lines) == ih {
+			break
+		}
+		lines = append(lines, ansi.Truncate(l, iw, "…"))
+	}
+	return th.Pane.Width(w - 2).Height(ih).Render(strings.Join(lines, "\n"))
+}
+
+// joinH places blocks side by side, top aligned.
+func joinH(blocks ...string) string { return lipgloss.JoinHorizontal(lipgloss.Top, blocks...) }

@@ -1,0 +1,138 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/prometheus/common/model"
+
+	"github.com/ghostfleet/ghostfleet/metrics/poll"
+)
+
+// sparkPanel is the row (or two) of charts across the bottom. Drawing
+// them is costly: they are redrawn only for new metrics, another SLO
+// class or another size.
+type sparkPanel struct {
+	*shared
+	size
+	met   poll.MetricsView
+	class int    // the API chart's SLO class, an index of poll.SLOClasses
+	out   string // the memo; "" when stale
+}
+
+// sparkChrome is a chart pane's rows besides its graph: title and border.
+const sparkChrome = 3
+
+// sparkCols is how many charts share a row in a console w wide; the
+// charts are laid out in sparkRows rows.
+func sparkCols(w int) int {
+	if w >= 150 {
+		return 4
+	}
+	return 2
+}
+
+func sparkRows(w int) int { return 4 / sparkCols(w) }
+
+func (p *sparkPanel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case metricsMsg:
+		p.met, p.out = poll.MetricsView(msg), ""
+	case tea.KeyMsg:
+		if key.Matches(msg, p.keys.SLOClass) {
+			p.class, p.out = (p.class+1)%len(poll.SLOClasses), ""
+		}
+	}
+	return nil
+}
+
+func (p *sparkPanel) SetSize(w, h int) {
+	if p.resized(w, h) {
+		p.out = ""
+	}
+}
+
+func (p *sparkPanel) ShortHelp() []key.Binding  { return []key.Binding{p.keys.SLOClass} }
+func (p *sparkPanel) FullHelp() [][]key.Binding { return [][]key.Binding{p.ShortHelp()} }
+
+func (p *sparkPanel) View() string {
+	if p.out != "" {
+		return p.out
+	}
+	cols := sparkCols(p.w)
+	paneH := p.h / (4 / cols)
+	var rows []string
+	sp := sparks(p.met, p.class)
+	for i := 0; i < len(sp); i += cols {
+		var blocks []string
+		for j := range cols {
+			sw := p.w / cols
+			if j == cols-1 {
+				sw = p.w - (cols-1)*(p.w/cols)
+			}
+			title, body := renderSpark(p.th, sp[i+j], sw-4, paneH-sparkChrome)
+			blocks = append(blocks, box(p.th, title, body, sw, paneH))
+		}
+		rows = append(rows, joinH(blocks...))
+	}
+	p.out = strings.Join(rows, "\n")
+	return p.out
+}
+
+// throughputGoal is experiment D's churn rate: the scheduler must keep up
+// with it.
+const throughputGoal = 200.0
+
+// sparks builds the four sparklines from the metrics, the API one for SLO
+// class class (an index of poll.SLOClasses).
+func sparks(m poll.MetricsView, class int) []spark {
+	note := ""
+	if m.Err != "" {
+		note = "Prometheus: " + m.Err
+	}
+	// Prometheus has no series of a counter until its first increment: no
+	// pod scheduled yet, no request rejected yet. That is zero, not
+	// missing data.
+	zero := func(vs []float64) []float64 {
+		if len(vs) == 0 && m.Err == "" && !m.At.IsZero() {
+			return []float64{0}
+		}
+		return vs
+	}
+	etcd := spark{title: "etcd DB", values: m.EtcdBytes, unit: bytesIEC, note: note}
+	if m.EtcdQuota > 0 {
+		etcd.limit, etcd.limitName = m.EtcdQuota, "quota"
+	} else {
+		etcd.noLimit = "quota unknown"
+	}
+	return []spark{
+		apiSpark(m, poll.SLOClasses[class%len(poll.SLOClasses)], note),
+		{title: "Scheduler", values: zero(m.Throughput), unit: perSecond, limit: throughputGoal, limitName: "goal", note: note},
+		{title: "APF rejected", values: zero(m.Rejected), unit: perSecond, note: note},
+		etcd,
+	}
+}
+
+// apiSpark is the API latency sparkline of class c.
+func apiSpark(m poll.MetricsView, c poll.SLOClass, note string) spark {
+	lat := m.API[c.Query.ID]
+	s := spark{
+		title: "API p99 " + c.Name, values: lat.Worst, unit: seconds,
+		limit: c.Query.SLO.Threshold, limitName: "SLO", note: note,
+	}
+	window := model.Duration(c.Query.Expr.Window).String() // as PromQL writes it: 5m
+	if len(lat.Worst) > 0 {
+		s.detail = lat.Series
+		s.captions = []string{fmt.Sprintf("SLI over %s · worst of %d series", window, lat.Of)}
+		s.detailCaptions = []string{
+			fmt.Sprintf("worst of %d: %s · SLI over %s", lat.Of, lat.Series, window),
+			fmt.Sprintf("worst %s · SLI %s", lat.Series, window),
+		}
+	}
+	if note == "" && !m.At.IsZero() {
+		s.note = fmt.Sprintf("no %s calls in the last %s (SLI %s)", c.Name, window, c.Query.Expr.Metric)
+	}
+	return s
+}
