@@ -1,0 +1,31 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
+	"github.com/ghostfleet/ghostfleet/metrics/report"
+)
+
+// The verdicts are columns; a note sits under its SLO's id without
+// breaking them.
+func TestPrintSnapshot(t *testing.T) {
+	var b strings.Builder
+	printSnapshot(&b, runs.SnapshotResult{Run: runs.Run{Dir: "results/snapshot-1"}, Source: report.SourcePrometheus, Verdicts: []report.Verdict{
+		{ID: "sli-mutating-p99", Status: report.StatusPass, Threshold: 1, Value: 0.1234, Where: "POST pods"},
+		{ID: "sli-list-namespace-p99", Status: report.StatusFail, Threshold: 5, Value: 7.2, Where: "LIST pods", Note: "CL2 would pass this"},
+		{ID: "pod-startup-p99", Status: report.StatusNoData, Threshold: 5},
+		{ID: "scheduling-p99", Status: report.StatusPass, Threshold: 5, Value: 1, Where: "x", Origin: "ghostfleet"},
+	}})
+	want := `snapshot of 0001-01-01T00:00:00Z to 0001-01-01T00:00:00Z written to results/snapshot-1
+  pass     sli-mutating-p99        ≤ 1  worst 0.123 (POST pods)
+  fail     sli-list-namespace-p99  ≤ 5  worst 7.2 (LIST pods)
+           CL2 would pass this
+  no data  pod-startup-p99         ≤ 5  worst —
+  pass     scheduling-p99          ≤ 5  worst 1 (x)  (GhostFleet's own target, not an upstream SLO)
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
