@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ghostfleet/ghostfleet/metrics/report"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 func newReportCommand(g *globals) *cobra.Command {
@@ -27,34 +27,23 @@ in B side by side, with B − A and B / A.`,
   ghostfleet report --compare results/snapshot-A results/snapshot-B`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if compare {
+			var o runs.ReportOptions
+			switch {
+			case compare:
 				if len(args) != 2 {
 					return fmt.Errorf("--compare takes two snapshot folders, A and B; got %d", len(args))
 				}
-				out, err := report.Compare(g.resultsDir, args[0], args[1])
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(g.streams.Out, out)
-				return nil
-			}
-			if len(args) > 1 {
+				o.Compare = args
+			case len(args) > 1:
 				return fmt.Errorf("report takes one snapshot folder (or --compare A B); got %d", len(args))
+			case len(args) == 1:
+				o.Snapshot = args[0]
 			}
-			dir := ""
-			if len(args) == 1 {
-				dir = args[0]
-			} else {
-				var err error
-				if dir, err = report.LatestSnapshot(g.resultsDir); err != nil {
-					return err
-				}
-			}
-			out, err := report.Report(dir)
+			res, err := runs.Report(cmd.Context(), runs.Env{Target: g.target(), ResultsDir: g.resultsDir}, o)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(g.streams.Out, out)
+			fmt.Fprintln(g.streams.Out, res.File)
 			return nil
 		},
 	}
