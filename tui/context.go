@@ -37,6 +37,19 @@ type overlay interface {
 	closed() bool
 }
 
+// Every pane is a component; the overlays close.
+var (
+	_ component = (*fleetMap)(nil)
+	_ component = (*allocation)(nil)
+	_ component = (*activity)(nil)
+	_ component = (*sparkPanel)(nil)
+	_ component = (*footer)(nil)
+	_ overlay   = (*form)(nil)
+	_ overlay   = (*confirm)(nil)
+	_ overlay   = (*note)(nil)
+	_ overlay   = (*keysHelp)(nil)
+)
+
 // noKeys is the help of a pane without keys of its own.
 type noKeys struct{}
 

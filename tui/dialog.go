@@ -35,7 +35,14 @@ func (c *confirm) Update(msg tea.Msg) tea.Cmd {
 func (c *confirm) closed() bool     { return c.done }
 func (c *confirm) SetSize(w, h int) { c.resized(w, h) }
 
-func (c *confirm) ShortHelp() []key.Binding  { return []key.Binding{c.keys.Yes, c.keys.No} }
+func (c *confirm) ShortHelp() []key.Binding {
+	yes, no := c.keys.Yes, c.keys.No
+	if c.quit {
+		yes.SetHelp("y/q", "quit")
+		no.SetHelp("any other key", "stay")
+	}
+	return []key.Binding{yes, no}
+}
 func (c *confirm) FullHelp() [][]key.Binding { return [][]key.Binding{c.ShortHelp()} }
 
 func (c *confirm) View() string {
@@ -74,6 +81,6 @@ func (n *note) View() string {
 // anyKeyCloses is the help of an overlay that any key closes.
 func anyKeyCloses(k keyMap) key.Binding {
 	b := k.Close
-	b.SetHelp("any key", "close")
+	b.SetHelp("any key", "closes this")
 	return b
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -116,5 +115,30 @@ func box(th Theme, title string, content string, w, h int) string {
 	return th.Pane.Width(w - 2).Height(ih).Render(strings.Join(lines, "\n"))
 }
 
-// joinH places blocks side by side, top aligned.
-func joinH(blocks ...string) string { return lipgloss.JoinHorizontal(lipgloss.Top, blocks...) }
+// joinH places blocks side by side, top aligned. Every block is a box of
+// exact size, so lines join as they are: lipgloss.JoinHorizontal would
+// measure each line of the map again on every tick. A shorter block is
+// padded with blank lines of its width.
+func joinH(blocks ...string) string {
+	split := make([][]string, len(blocks))
+	n, size := 0, 0
+	for i, b := range blocks {
+		split[i] = strings.Split(b, "\n")
+		n, size = max(n, len(split[i])), size+len(b)
+	}
+	var sb strings.Builder
+	sb.Grow(size + n)
+	for l := range n {
+		if l > 0 {
+			sb.WriteByte('\n')
+		}
+		for _, lines := range split {
+			if l < len(lines) {
+				sb.WriteString(lines[l])
+			} else {
+				sb.WriteString(strings.Repeat(" ", ansi.StringWidth(lines[0])))
+			}
+		}
+	}
+	return sb.String()
+}

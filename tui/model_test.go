@@ -190,7 +190,7 @@ func TestHelpOverlay(t *testing.T) {
 	m.setSize(120, 40)
 	drive(t, m, keys("?"))
 	frame := m.View()
-	for _, want := range []string{"Keys", "training jobs", "API SLO class", "any key close"} {
+	for _, want := range []string{"Keys", "training jobs", "API SLO class", "any key closes this"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("help overlay lacks %q:\n%s", want, frame)
 		}
