@@ -19,8 +19,22 @@ type FaultOptions struct {
 	fault.Spec
 }
 
-// Validate checks the fault without the cluster; it fills in gpu-xid's
-// default Xid.
+// NewFaultOptions are a fault's defaults, the same for the flags and the
+// console's form: a node fault on 1 node, chosen by name (gpu-xid: Xid
+// 79); pod-exit has none (its exit code and pods must be given).
+func NewFaultOptions(kind fault.Kind) FaultOptions {
+	o := FaultOptions{fault.Spec{Kind: kind}}
+	if info, err := fault.LookupKind(string(kind)); err == nil && info.Scope == "nodes" {
+		o.Nodes = 1
+	}
+	if kind == fault.GPUXid {
+		o.Xid = fault.DefaultXid
+	}
+	return o
+}
+
+// Validate checks the fault without the cluster, each error naming the
+// value and what is allowed; it fills in gpu-xid's default Xid.
 func (o *FaultOptions) Validate() error { return o.Spec.Validate() }
 
 // FaultResult is what a fault marked, and its run (kind "fault").

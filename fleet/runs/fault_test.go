@@ -151,3 +151,21 @@ func TestClearValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestNewFaultOptions(t *testing.T) {
+	for kind, want := range map[fault.Kind]fault.Spec{
+		fault.GPUXid:   {Kind: fault.GPUXid, Nodes: 1, Xid: fault.DefaultXid},
+		fault.NodeDown: {Kind: fault.NodeDown, Nodes: 1},
+		fault.PodExit:  {Kind: fault.PodExit},
+	} {
+		o := NewFaultOptions(kind)
+		if o.Spec != want {
+			t.Errorf("%s: %+v, want %+v", kind, o.Spec, want)
+		}
+		if kind != fault.PodExit {
+			if err := o.Validate(); err != nil {
+				t.Errorf("%s defaults: %v", kind, err)
+			}
+		}
+	}
+}

@@ -27,15 +27,7 @@ const (
 // SnapshotSources lists the sources, for menus and help.
 var SnapshotSources = []string{SourceAuto, SourcePrometheus, SourceDirect}
 
-// Snapshot defaults, used for the zero values of SnapshotOptions.
-const (
-	DefaultSnapshotSince  = 15 * time.Minute
-	DefaultSnapshotStep   = 15 * time.Second
-	DefaultSnapshotSample = 30 * time.Second
-)
-
-// SnapshotOptions choose a snapshot's window and source. Zero Step,
-// Source and Sample take the defaults (15s, auto, 30s).
+// SnapshotOptions choose a snapshot's window and source.
 type SnapshotOptions struct {
 	// Since is the window: this long before now (unless RunID is set).
 	Since time.Duration `json:"since"`
@@ -43,24 +35,24 @@ type SnapshotOptions struct {
 	RunID string `json:"run,omitempty"`
 	// Step is the series' resolution; with the direct source, how often
 	// the components are scraped.
-	Step time.Duration `json:"step,omitempty"`
+	Step time.Duration `json:"step"`
 	// Source is SourceAuto, SourcePrometheus or SourceDirect.
-	Source string `json:"source,omitempty"`
+	Source string `json:"source"`
 	// Sample is how long the direct source scrapes the components.
-	Sample time.Duration `json:"sample,omitempty"`
+	Sample time.Duration `json:"sample"`
 }
 
-// Validate checks the options and fills in the defaults.
-func (o *SnapshotOptions) Validate() error {
-	if o.Step == 0 {
-		o.Step = DefaultSnapshotStep
-	}
-	if o.Source == "" {
-		o.Source = SourceAuto
-	}
-	if o.Sample == 0 {
-		o.Sample = DefaultSnapshotSample
-	}
+// NewSnapshotOptions are a snapshot's defaults, the same for the flags
+// and the console's form: the last 15 minutes at Prometheus's 15s
+// resolution, from Prometheus when it answers, else from 30s of direct
+// scrapes.
+func NewSnapshotOptions() SnapshotOptions {
+	return SnapshotOptions{Since: 15 * time.Minute, Step: 15 * time.Second, Source: SourceAuto, Sample: 30 * time.Second}
+}
+
+// Validate checks the options, each error naming the value and what is
+// allowed.
+func (o SnapshotOptions) Validate() error {
 	if o.Since <= 0 {
 		return fmt.Errorf("--since %s is out of range: it must be more than 0 (e.g. 15m)", o.Since)
 	}
@@ -83,7 +75,7 @@ func (o *SnapshotOptions) Validate() error {
 	return nil
 }
 
-func (o *SnapshotOptions) checkSample() error {
+func (o SnapshotOptions) checkSample() error {
 	if o.Sample < o.Step {
 		return fmt.Errorf("--sample %s is out of range: it must be at least --step (%s), for two scrapes to take rates between", o.Sample, o.Step)
 	}

@@ -47,24 +47,28 @@ func TestSnapshotResultJSON(t *testing.T) {
 }
 
 func TestSnapshotValidate(t *testing.T) {
+	with := func(edit func(*SnapshotOptions)) SnapshotOptions {
+		o := NewSnapshotOptions()
+		edit(&o)
+		return o
+	}
 	tests := []struct {
 		o    SnapshotOptions
 		want string
 	}{
-		{SnapshotOptions{}, "--since 0s is out of range: it must be more than 0 (e.g. 15m)"},
-		{SnapshotOptions{Since: -5 * time.Minute}, "--since -5m0s is out of range: it must be more than 0 (e.g. 15m)"},
-		{SnapshotOptions{Since: time.Minute, Step: 500 * time.Millisecond}, "--step 500ms is out of range: it must be at least 1s"},
-		{SnapshotOptions{Since: time.Minute, Source: "thanos"}, `--source "thanos" is not a source: use auto, prometheus or direct`},
-		{SnapshotOptions{Since: time.Minute, Source: SourceDirect, Sample: 5 * time.Second}, "--sample 5s is out of range: it must be at least --step (15s), for two scrapes to take rates between"},
-		{SnapshotOptions{Since: time.Minute, Source: SourceDirect, RunID: "load-1"}, "--run load-1 needs Prometheus's history: the direct source samples the components now (drop --source direct)"},
+		{with(func(o *SnapshotOptions) { o.Since = 0 }), "--since 0s is out of range: it must be more than 0 (e.g. 15m)"},
+		{with(func(o *SnapshotOptions) { o.Since = -5 * time.Minute }), "--since -5m0s is out of range: it must be more than 0 (e.g. 15m)"},
+		{with(func(o *SnapshotOptions) { o.Step = 500 * time.Millisecond }), "--step 500ms is out of range: it must be at least 1s"},
+		{with(func(o *SnapshotOptions) { o.Source = "thanos" }), `--source "thanos" is not a source: use auto, prometheus or direct`},
+		{with(func(o *SnapshotOptions) { o.Source, o.Sample = SourceDirect, 5*time.Second }), "--sample 5s is out of range: it must be at least --step (15s), for two scrapes to take rates between"},
+		{with(func(o *SnapshotOptions) { o.Source, o.RunID = SourceDirect, "load-1" }), "--run load-1 needs Prometheus's history: the direct source samples the components now (drop --source direct)"},
 	}
 	for _, tc := range tests {
 		if err := tc.o.Validate(); err == nil || err.Error() != tc.want {
 			t.Errorf("%+v: error %v, want %q", tc.o, err, tc.want)
 		}
 	}
-	o := SnapshotOptions{Since: time.Minute}
-	if err := o.Validate(); err != nil || o.Step != DefaultSnapshotStep || o.Source != SourceAuto || o.Sample != DefaultSnapshotSample {
-		t.Errorf("defaults: %+v, %v", o, err)
+	if err := NewSnapshotOptions().Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
 	}
 }

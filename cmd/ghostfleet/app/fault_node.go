@@ -18,8 +18,7 @@ type nodeFaultOptions struct {
 }
 
 func newNodeFaultCommand(g *globals, k fault.Info) *cobra.Command {
-	o := &nodeFaultOptions{faultOptions: faultOptions{globals: g}}
-	o.Kind = k.Kind
+	o := &nodeFaultOptions{faultOptions: faultOptions{globals: g}, FaultOptions: runs.NewFaultOptions(k.Kind)}
 	example := fmt.Sprintf("  ghostfleet fault %s --nodes 5\n  ghostfleet fault %s --nodes 20 --seed 42", k.Kind, k.Kind)
 	long := k.Description + `.
 
@@ -45,10 +44,10 @@ seed repeats. Only GhostFleet's own fake nodes are ever chosen.`
 		},
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&o.Nodes, "nodes", 1, "how many nodes to fault")
+	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "how many nodes to fault")
 	fs.Int64Var(&o.Seed, "seed", 0, "choose the nodes at random with this seed (default: the first ones by name)")
 	if k.Kind == fault.GPUXid {
-		fs.IntVar(&o.Xid, "xid", fault.DefaultXid, "Xid error number")
+		fs.IntVar(&o.Xid, "xid", o.Xid, "Xid error number")
 	}
 	o.addFlags(cmd)
 	return cmd

@@ -18,8 +18,7 @@ type podExitOptions struct {
 }
 
 func newPodExitCommand(g *globals) *cobra.Command {
-	o := &podExitOptions{faultOptions: faultOptions{globals: g}}
-	o.Kind = fault.PodExit
+	o := &podExitOptions{faultOptions: faultOptions{globals: g}, FaultOptions: runs.NewFaultOptions(fault.PodExit)}
 	cmd := &cobra.Command{
 		Use:   "pod-exit --exit-code C (--namespace NS | --selector SEL)",
 		Short: "Make matching pods' containers terminate with an exit code after a delay plus jitter",

@@ -21,7 +21,7 @@ type snapshotOptions struct {
 }
 
 func newSnapshotCommand(g *globals) *cobra.Command {
-	o := &snapshotOptions{globals: g}
+	o := &snapshotOptions{globals: g, SnapshotOptions: runs.NewSnapshotOptions()}
 	cmd := &cobra.Command{
 		Use:   "snapshot",
 		Short: "Write the SLO metrics of a time window (or a run) into a new results/ folder",
@@ -63,13 +63,13 @@ minute before the snapshot.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	fs := cmd.Flags()
-	fs.DurationVar(&o.Since, "since", runs.DefaultSnapshotSince, "window: this long before now")
+	fs.DurationVar(&o.Since, "since", o.Since, "window: this long before now")
 	fs.StringVar(&o.RunID, "run", "", "window: the run with this id (its folder name), a minute either side")
-	fs.DurationVar(&o.Step, "step", runs.DefaultSnapshotStep, "resolution of the series (Prometheus scrapes every 15s); with the direct source, how often it scrapes")
+	fs.DurationVar(&o.Step, "step", o.Step, "resolution of the series (Prometheus scrapes every 15s); with the direct source, how often it scrapes")
 	fs.BoolVar(&o.check, "check", false, "exit 1 when an SLO fails")
 	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster (with --kubeconfig)")
-	fs.StringVar(&o.Source, "source", runs.SourceAuto, "where the series come from: auto (Prometheus when it answers, else direct), prometheus, direct (scrape the components' /metrics)")
-	fs.DurationVar(&o.Sample, "sample", runs.DefaultSnapshotSample, "with the direct source: how long to sample the components (at least --step)")
+	fs.StringVar(&o.Source, "source", o.Source, "where the series come from: auto (Prometheus when it answers, else direct), prometheus, direct (scrape the components' /metrics)")
+	fs.DurationVar(&o.Sample, "sample", o.Sample, "with the direct source: how long to sample the components (at least --step)")
 	_ = cmd.RegisterFlagCompletionFunc("source", fixed(runs.SnapshotSources...))
 	return cmd
 }
