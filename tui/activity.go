@@ -52,7 +52,7 @@ func (p *activity) Update(msg tea.Msg) tea.Cmd {
 
 func (p *activity) SetSize(w, h int) {
 	p.resized(w, h)
-	p.bar.Width = w - 7 // bar and percentage fill the pane, less the indent
+	p.bar.Width = w - 7 // the content width (w-4) less the two-cell indent and a cell spare
 }
 
 func (p *activity) ShortHelp() []key.Binding  { return []key.Binding{p.keys.Cancel, p.keys.Faster} }
