@@ -83,7 +83,11 @@ type UpOptions struct {
 	// input fails before a build of several minutes.
 	Binaries func(context.Context) (binaries.Set, error)
 	Versions binaries.Versions
-	Report   progress.Func
+	// Stages are a user's kwok stages (LoadStageFile): added to
+	// GhostFleet's, or replacing those of the same name, at creation;
+	// installed over what runs on a fleet that is already up.
+	Stages []*v1alpha1.Stage
+	Report progress.Func
 }
 
 // ErrProfileMismatch is returned when a running fleet has another profile.
@@ -139,6 +143,10 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	if err != nil {
 		return UpResult{}, fmt.Errorf("writing the scheduler's configuration: %w", err)
 	}
+	recordedProfile, err := recordProfile(opts.Name, opts.Profile)
+	if err != nil {
+		return UpResult{}, fmt.Errorf("keeping profile file %s with the cluster: %w", opts.Profile.Source, err)
+	}
 
 	state := State{Name: opts.Name, Profile: opts.Profile.Name, PrometheusPort: opts.PrometheusPort,
 		Versions: opts.Versions, Created: time.Now().UTC()}
@@ -180,7 +188,7 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		err = restrictSecrets(clusterWorkdir(opts.Name))
 	}
 	if err == nil {
-		err = setUpStages(ctx, opts.Name, report)
+		err = setUpStages(ctx, opts.Name, opts.Stages, report)
 	}
 	if err == nil {
 		err = saveState(state)
@@ -196,6 +204,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		// kwokctl removes the cluster's folder once it has saved its
 		// configuration there; before that only our file is in it.
 		_ = os.Remove(schedulerConfig)
+		if recordedProfile != "" {
+			_ = os.Remove(recordedProfile)
+		}
 		_ = os.Remove(filepath.Dir(schedulerConfig))
 		return UpResult{}, fmt.Errorf("creating cluster %s: %w; the partly created cluster was removed", opts.Name, cause)
 	}
@@ -223,7 +234,7 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 		return UpResult{}, err
 	}
 	if running {
-		return UpResult{State: state, AlreadyUp: true}, nil
+		return UpResult{State: state, AlreadyUp: true}, installUserStages(ctx, opts, report)
 	}
 	done := progress.Step(report, "start", "starting the stopped processes of cluster "+opts.Name, 10*time.Second)
 	err = kwokctl(ctx, report, nil, "start", "cluster", "--name", opts.Name)
@@ -231,12 +242,29 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 	if err != nil {
 		return UpResult{State: state}, fmt.Errorf("starting cluster %s: %w", opts.Name, err)
 	}
-	return UpResult{State: state, Restarted: true}, WaitReady(ctx, opts.Name, state, report)
+	if err := WaitReady(ctx, opts.Name, state, report); err != nil {
+		return UpResult{State: state, Restarted: true}, err
+	}
+	return UpResult{State: state, Restarted: true}, installUserStages(ctx, opts, report)
 }
 
-// setUpStages installs GhostFleet's kwok stages once the Stage resource
-// is served.
-func setUpStages(ctx context.Context, name string, report progress.Func) error {
+// installUserStages installs the user's stages on a fleet that is up.
+func installUserStages(ctx context.Context, opts UpOptions, report progress.Func) error {
+	if len(opts.Stages) == 0 {
+		return nil
+	}
+	cfg, err := Own(opts.Name).RESTConfig()
+	if err != nil {
+		return err
+	}
+	done := progress.Step(report, "stages", fmt.Sprintf("installing %d kwok stages from --stage-file", len(opts.Stages)), 0)
+	defer done()
+	return installStages(ctx, cfg, opts.Stages)
+}
+
+// setUpStages installs GhostFleet's kwok stages, with the user's in, once
+// the Stage resource is served.
+func setUpStages(ctx context.Context, name string, user []*v1alpha1.Stage, report progress.Func) error {
 	rt, err := loadRuntime(ctx, name)
 	if err != nil {
 		return err
@@ -247,6 +275,9 @@ func setUpStages(ctx context.Context, name string, report progress.Func) error {
 	}
 	stages, err := Stages(conf.Options.NodeStatusUpdateFrequencyMilliseconds)
 	if err != nil {
+		return err
+	}
+	if stages, err = MergeStages(stages, user); err != nil {
 		return err
 	}
 	cfg, err := Own(name).RESTConfig()

@@ -21,9 +21,17 @@ type ComponentProfile struct {
 	ControllerManager ControllerManagerSettings
 	APIServer         APIServerSettings
 
+	// Source is where the profile was read from: its built-in file
+	// (fleet/profiles/<name>.yaml) or the user's --profile-file.
+	Source string
+
 	// schedulerConfig is the KubeSchedulerConfiguration kube-scheduler
-	// reads (schedconfig/<name>.yaml); Scheduler is read from it.
+	// reads, the profile file's second document as written; Scheduler is
+	// read from it.
 	schedulerConfig []byte
+	// file is the whole profile file of a user's profile, kept with the
+	// cluster it made; nil for the built-in ones.
+	file []byte
 }
 
 // SchedulerSettings are kube-scheduler's, as its configuration file sets them.
@@ -60,38 +68,14 @@ type APIServerSettings struct {
 	MaxMutatingRequestsInflight int // --max-mutating-requests-inflight
 }
 
-// Component profiles. Both state every figure, the default profile too, so
-// that what reports quote is what runs whatever the binaries' own
-// defaults. Neither uses kwokctl's --disable-qps-limits: it also switches
-// API Priority and Fairness off, and APF is part of what we study.
+// Component profiles, read from fleet/profiles/<name>.yaml (embedded).
+// Both state every figure, the default profile too, so that what reports
+// quote is what runs whatever the binaries' own defaults.
 var (
-	ProfileDefault = newComponentProfile("default", "upstream component defaults",
-		ControllerManagerSettings{QPS: 20, Burst: 30, WorkloadSyncs: 5, GCSyncs: 20},
-		APIServerSettings{MaxRequestsInflight: 400, MaxMutatingRequestsInflight: 200},
-		"reproduces the seed's findings")
-	ProfileTuned = newComponentProfile("tuned", "",
-		ControllerManagerSettings{QPS: 500, Burst: 1000, WorkloadSyncs: 25, GCSyncs: 50},
-		APIServerSettings{MaxRequestsInflight: 1200, MaxMutatingRequestsInflight: 600},
-		"APF stays on")
+	ProfileDefault    = builtinProfile("default")
+	ProfileTuned      = builtinProfile("tuned")
 	ComponentProfiles = []ComponentProfile{ProfileDefault, ProfileTuned}
 )
-
-// newComponentProfile reads the profile's scheduler configuration and
-// writes its description. A bad embedded file is a programming error the
-// package's tests catch.
-func newComponentProfile(name, summary string, cm ControllerManagerSettings, api APIServerSettings, note string) ComponentProfile {
-	data, err := schedulerConfigs.ReadFile("schedconfig/" + name + ".yaml")
-	if err != nil {
-		panic(err)
-	}
-	sched, err := parseSchedulerConfig(data)
-	if err != nil {
-		panic(fmt.Sprintf("schedconfig/%s.yaml: %v", name, err))
-	}
-	p := ComponentProfile{Name: name, Scheduler: sched, ControllerManager: cm, APIServer: api, schedulerConfig: data}
-	p.Description = p.describe(summary, note)
-	return p
-}
 
 func (p ComponentProfile) describe(summary, note string) string {
 	var b strings.Builder

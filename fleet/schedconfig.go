@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"embed"
 	"errors"
 	"fmt"
 	"os"
@@ -13,12 +12,6 @@ import (
 	"sigs.k8s.io/kwok/pkg/consts"
 	"sigs.k8s.io/yaml"
 )
-
-// schedulerConfigs holds each profile's KubeSchedulerConfiguration,
-// schedconfig/<profile>.yaml.
-//
-//go:embed schedconfig/*.yaml
-var schedulerConfigs embed.FS
 
 // schedulerConfigName is where Up writes the profile's scheduler
 // configuration in the cluster's folder, for kwokctl to read at creation.
@@ -111,6 +104,17 @@ func writeSchedulerConfig(name string, p ComponentProfile) (string, error) {
 	return path, os.WriteFile(path, p.schedulerConfig, 0o644)
 }
 
+// recordProfile keeps a user's profile file in the cluster's folder, where
+// ClusterProfile finds it, and returns its path; built-in profiles need
+// no copy ("").
+func recordProfile(name string, p ComponentProfile) (string, error) {
+	if p.file == nil {
+		return "", nil
+	}
+	path := filepath.Join(clusterWorkdir(name), recordedProfileName)
+	return path, os.WriteFile(path, p.file, 0o644)
+}
+
 // kwokConfigPath is the user's kwok configuration, which kwokctl loads
 // into every call (see kwokctl).
 func kwokConfigPath() string { return filepath.Join(config.WorkDir, consts.ConfigName) }
@@ -127,8 +131,8 @@ var schedulerFlagsIgnoredUnderConfig = []string{
 // dropped because of it. Other settings, e.g. kube-scheduler --v, pass.
 func checkKwokctlConfig(conf *internalversion.KwokctlConfiguration, p ComponentProfile, source string) error {
 	if path := conf.Options.KubeSchedulerConfig; path != "" {
-		return fmt.Errorf("%s sets options.kubeSchedulerConfig (%s), which would replace the kube-scheduler configuration of profile %s: remove that field; GhostFleet gives the scheduler its profile's configuration (fleet/schedconfig/%s.yaml)",
-			source, path, p.Name, p.Name)
+		return fmt.Errorf("%s sets options.kubeSchedulerConfig (%s), which would replace the kube-scheduler configuration of profile %s: remove that field; GhostFleet gives the scheduler its profile's configuration (%s)",
+			source, path, p.Name, p.Source)
 	}
 	if conf.Options.DisableQPSLimits {
 		return fmt.Errorf("%s sets options.disableQPSLimits, which switches API Priority and Fairness off and asks for client limits that profile %s replaces: remove that field; --profile tuned raises the limits with APF on",
@@ -145,11 +149,11 @@ func checkKwokctlConfig(conf *internalversion.KwokctlConfiguration, p ComponentP
 			flag := patch.Name + " --" + a.Key
 			switch {
 			case patch.Name == consts.ComponentKubeScheduler && a.Key == "config":
-				return fmt.Errorf("%s sets %s in componentsPatches, which would replace the kube-scheduler configuration of profile %s: remove it; GhostFleet gives the scheduler its profile's configuration (fleet/schedconfig/%s.yaml)",
-					source, flag, p.Name, p.Name)
+				return fmt.Errorf("%s sets %s in componentsPatches, which would replace the kube-scheduler configuration of profile %s: remove it; GhostFleet gives the scheduler its profile's configuration (%s)",
+					source, flag, p.Name, p.Source)
 			case patch.Name == consts.ComponentKubeScheduler && slices.Contains(schedulerFlagsIgnoredUnderConfig, a.Key):
-				return fmt.Errorf("%s sets %s in componentsPatches, which kube-scheduler ignores next to the --config file every profile gives it: remove it; the scheduler's settings come from fleet/schedconfig/%s.yaml",
-					source, flag, p.Name)
+				return fmt.Errorf("%s sets %s in componentsPatches, which kube-scheduler ignores next to the --config file every profile gives it: remove it; the scheduler's settings come from %s",
+					source, flag, p.Source)
 			case own[flag] != "":
 				return fmt.Errorf("%s sets %s=%s in componentsPatches, where profile %s sets %s: remove it; GhostFleet takes these settings from its profiles only",
 					source, flag, a.Value, p.Name, own[flag])

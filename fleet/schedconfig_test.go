@@ -140,7 +140,7 @@ componentsPatches:
 `},
 		{name: "scheduler config file",
 			yaml:    head + "options:\n  kubeSchedulerConfig: /home/me/sched.yaml\n",
-			wantErr: []string{"options.kubeSchedulerConfig (/home/me/sched.yaml)", "remove that field", "fleet/schedconfig/tuned.yaml"}},
+			wantErr: []string{"options.kubeSchedulerConfig (/home/me/sched.yaml)", "remove that field", "fleet/profiles/tuned.yaml"}},
 		{name: "no QPS limits",
 			yaml:    head + "options:\n  disableQPSLimits: true\n",
 			wantErr: []string{"options.disableQPSLimits", "API Priority and Fairness off", "remove that field"}},

@@ -7,16 +7,15 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
-	nodeheartbeat "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
-	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	"sigs.k8s.io/kwok/pkg/apis/v1alpha1"
 	kwokclient "sigs.k8s.io/kwok/pkg/client/clientset/versioned"
-	"sigs.k8s.io/yaml"
 )
 
 // LabelKeepRunning marks pods that run until deleted, like a training
@@ -24,59 +23,147 @@ import (
 // owns at once; GhostFleet's copy leaves these alone.
 const LabelKeepRunning = "ghostfleet.io/keep-running"
 
+// stageFiles are the built-in stages, in the order they are installed:
+// kwok's node and pod lifecycle with GhostFleet's changes, then the
+// stages that play GhostFleet's faults.
+var stageFiles = []string{"stages/lifecycle.yaml", "stages/fault-node.yaml", "stages/fault-pod.yaml"}
+
+// heartbeatStage is kwok's node heartbeat, whose period follows the
+// cluster's node status update frequency.
+const heartbeatStage = "node-heartbeat-with-lease"
+
 // Stages are the kwok Stage objects GhostFleet installs as resources in
 // its cluster (kwok's Stage CRD), instead of kwokctl's built-in set, so
-// that they can be changed and added to while the fleet runs: kwok's
-// default node and pod lifecycle, with pod-complete narrowed as above.
+// that they can be changed and added to while the fleet runs: the
+// built-in files under fleet/stages/, with kwok's heartbeat never more
+// often than heartbeatMillis (the cluster's node status update
+// frequency; 0 leaves kwok's period).
 func Stages(heartbeatMillis int64) ([]*v1alpha1.Stage, error) {
 	var out []*v1alpha1.Stage
-	for _, raw := range []string{
-		nodefast.DefaultNodeInit,
-		nodeheartbeat.DefaultNodeHeartbeatWithLease,
-		podfast.DefaultPodReady,
-		podfast.DefaultPodComplete,
-		podfast.DefaultPodDelete,
-	} {
+	for _, name := range stageFiles {
+		data, err := builtinFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		stages, err := parseStages("fleet/"+name, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, stages...)
+	}
+	for _, s := range out {
+		// As kwokctl does: never heartbeat more often than the cluster's
+		// node status update frequency.
+		if s.Name != heartbeatStage || heartbeatMillis <= 0 || s.Spec.Delay == nil {
+			continue
+		}
+		d := s.Spec.Delay
+		if d.DurationMilliseconds == nil || *d.DurationMilliseconds < heartbeatMillis {
+			d.DurationMilliseconds = &heartbeatMillis
+		}
+		jitter := heartbeatMillis + heartbeatMillis/10
+		if d.JitterDurationMilliseconds == nil || *d.JitterDurationMilliseconds < jitter {
+			d.JitterDurationMilliseconds = &jitter
+		}
+	}
+	return out, nil
+}
+
+// AnnotationStageFile marks a stage installed from a user's --stage-file,
+// with the file's name: GhostFleet's own later installs leave it be.
+const AnnotationStageFile = "ghostfleet.io/stage-file"
+
+// LoadStageFile reads the kwok Stages of a user's --stage-file, each
+// marked with the file it came from.
+func LoadStageFile(path string) ([]*v1alpha1.Stage, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("stage file %w", err)
+	}
+	stages, err := parseStages(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(stages) == 0 {
+		return nil, fmt.Errorf("%s: no kwok Stage in it", path)
+	}
+	for _, s := range stages {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[AnnotationStageFile] = path
+	}
+	return stages, nil
+}
+
+// MergeStages puts extra stages in: one named like a stage of base
+// replaces it where it stood, the others follow. A name given twice in
+// extra is an error.
+func MergeStages(base, extra []*v1alpha1.Stage) ([]*v1alpha1.Stage, error) {
+	from := map[string]string{}
+	index := map[string]int{}
+	out := slices.Clone(base)
+	for i, s := range out {
+		index[s.Name] = i
+	}
+	for _, s := range extra {
+		if prev, ok := from[s.Name]; ok {
+			return nil, fmt.Errorf("stage %s is given twice (%s, %s)", s.Name, prev, s.Annotations[AnnotationStageFile])
+		}
+		from[s.Name] = s.Annotations[AnnotationStageFile]
+		if i, ok := index[s.Name]; ok {
+			out[i] = s
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// parseStages reads a stream of kwok Stage documents strictly. Errors are
+// one line that starts with source and names the document and field.
+func parseStages(source string, data []byte) ([]*v1alpha1.Stage, error) {
+	docs, err := splitYAML(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	want := v1alpha1.GroupVersion.String()
+	var out []*v1alpha1.Stage
+	for i, doc := range docs {
+		fail := func(format string, args ...any) ([]*v1alpha1.Stage, error) {
+			return nil, fmt.Errorf("%s: document %d: %s", source, i+1, fmt.Sprintf(format, args...))
+		}
 		var s v1alpha1.Stage
-		if err := yaml.UnmarshalStrict([]byte(raw), &s); err != nil {
-			return nil, fmt.Errorf("kwok's stage: %w", err)
+		if err := strictUnmarshal(doc, &s); err != nil {
+			return fail("%v", err)
+		}
+		switch {
+		case s.APIVersion != want || s.Kind != v1alpha1.StageKind:
+			return fail("apiVersion %q, kind %q: a stage file holds %s %s documents", s.APIVersion, s.Kind, want, v1alpha1.StageKind)
+		case s.Name == "":
+			return fail("metadata.name is not set")
+		case s.Spec.ResourceRef.Kind == "":
+			return fail("stage %s: spec.resourceRef.kind is not set", s.Name)
+		case s.Spec.Selector == nil:
+			return fail("stage %s: spec.selector is not set (kwok ignores a stage without one)", s.Name)
+		case s.Spec.Next == nil:
+			return fail("stage %s: spec.next is not set", s.Name)
+		}
+		for j, e := range s.Spec.Selector.MatchExpressions {
+			if e.Key == "" {
+				return fail("stage %s: spec.selector.matchExpressions[%d].key is not set", s.Name, j)
+			}
+			if !slices.Contains([]v1alpha1.SelectorOperator{v1alpha1.SelectorOpIn, v1alpha1.SelectorOpNotIn, v1alpha1.SelectorOpExists, v1alpha1.SelectorOpDoesNotExist}, e.Operator) {
+				return fail("stage %s: spec.selector.matchExpressions[%d].operator %q: allowed are In, NotIn, Exists, DoesNotExist", s.Name, j, e.Operator)
+			}
+		}
+		// A copy: the conversion fills in the object it converts.
+		if _, err := internalversion.ConvertToInternalStage(s.DeepCopy()); err != nil {
+			return fail("stage %s: %v", s.Name, err)
 		}
 		out = append(out, &s)
 	}
-	for _, s := range out {
-		switch s.Name {
-		case "pod-complete":
-			if s.Spec.Selector == nil {
-				return nil, fmt.Errorf("kwok's pod-complete stage has no selector")
-			}
-			s.Spec.Selector.MatchExpressions = append(s.Spec.Selector.MatchExpressions, v1alpha1.MatchExpression{
-				Key:      fmt.Sprintf(`.metadata.labels[%q]`, LabelKeepRunning),
-				Operator: v1alpha1.SelectorOpNotIn,
-				Values:   []string{"true"},
-			})
-		case "node-initialize":
-			// A node marked down stays down until the marker goes:
-			// node-initialize would otherwise make it Ready at once.
-			if s.Spec.Selector == nil {
-				return nil, fmt.Errorf("kwok's node-initialize stage has no selector")
-			}
-			s.Spec.Selector.MatchExpressions = append(s.Spec.Selector.MatchExpressions, labelAbsent(FaultNodeDown))
-		case "node-heartbeat-with-lease":
-			// As kwokctl does: never heartbeat more often than the
-			// cluster's node status update frequency.
-			if heartbeatMillis > 0 && s.Spec.Delay != nil {
-				d := s.Spec.Delay
-				if d.DurationMilliseconds == nil || *d.DurationMilliseconds < heartbeatMillis {
-					d.DurationMilliseconds = &heartbeatMillis
-				}
-				jitter := heartbeatMillis + heartbeatMillis/10
-				if d.JitterDurationMilliseconds == nil || *d.JitterDurationMilliseconds < jitter {
-					d.JitterDurationMilliseconds = &jitter
-				}
-			}
-		}
-	}
-	return append(out, FaultStages()...), nil
+	return out, nil
 }
 
 // annotationStageHash records which version of a stage is installed, so
@@ -97,7 +184,8 @@ func installStages(ctx context.Context, cfg *rest.Config, stages []*v1alpha1.Sta
 // EnsureStages creates the stages that are missing and updates those that
 // differ from what is installed; it returns how many it changed. Fleets
 // created by an older GhostFleet get the stages they lack (the fault
-// stages) this way.
+// stages) this way. A stage installed from a user's --stage-file is
+// replaced only by another from a stage file.
 func EnsureStages(ctx context.Context, cs kwokclient.Interface, stages []*v1alpha1.Stage) (int, error) {
 	api := cs.KwokV1alpha1().Stages()
 	changed := 0
@@ -118,6 +206,8 @@ func EnsureStages(ctx context.Context, cs kwokclient.Interface, stages []*v1alph
 			_, err = api.Create(ctx, s, metav1.CreateOptions{})
 		case err == nil && cur.Annotations[annotationStageHash] == hash:
 			continue
+		case err == nil && cur.Annotations[AnnotationStageFile] != "" && s.Annotations[AnnotationStageFile] == "":
+			continue // the user's replacement of a built-in stage stays
 		case err == nil:
 			s.ResourceVersion = cur.ResourceVersion
 			_, err = api.Update(ctx, s, metav1.UpdateOptions{})

@@ -1,0 +1,273 @@
+package fleet
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// builtinFiles holds the built-in component profiles and kwok stages, as
+// kwok keeps its own stages and configurations: versioned YAML, read at
+// start. `ghostfleet profile show` prints them.
+//
+//go:embed profiles/*.yaml stages/*.yaml
+var builtinFiles embed.FS
+
+// ProfileAPIVersion and ProfileKind head a component profile file.
+const (
+	ProfileAPIVersion = "ghostfleet.dev/v1alpha1"
+	ProfileKind       = "ComponentProfile"
+)
+
+// profileFile is a ComponentProfile document. Its figures are the flags
+// of the components without a configuration file; kube-scheduler's are in
+// the file's KubeSchedulerConfiguration document.
+type profileFile struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	// Summary and Note go before and after the figures in the profile's
+	// one-line description.
+	Summary           string `json:"summary,omitempty"`
+	Note              string `json:"note,omitempty"`
+	ControllerManager struct {
+		QPS           int `json:"qps"`
+		Burst         int `json:"burst"`
+		WorkloadSyncs int `json:"workloadSyncs"`
+		GCSyncs       int `json:"gcSyncs"`
+	} `json:"controllerManager"`
+	APIServer struct {
+		MaxRequestsInflight         int `json:"maxRequestsInflight"`
+		MaxMutatingRequestsInflight int `json:"maxMutatingRequestsInflight"`
+	} `json:"apiServer"`
+}
+
+// BuiltinProfilePath is where the built-in profile called name lives in
+// GhostFleet's source (and, embedded, in the binary).
+func BuiltinProfilePath(name string) string { return "fleet/profiles/" + name + ".yaml" }
+
+// builtinProfile reads a profile shipped with GhostFleet. A bad embedded
+// file is a programming error the package's tests catch.
+func builtinProfile(name string) ComponentProfile {
+	data, err := builtinFiles.ReadFile("profiles/" + name + ".yaml")
+	if err != nil {
+		panic(err)
+	}
+	p, err := parseComponentProfile(BuiltinProfilePath(name), data)
+	if err != nil {
+		panic(err)
+	}
+	if p.Name != name {
+		panic(fmt.Sprintf("%s names its profile %q", p.Source, p.Name))
+	}
+	return p
+}
+
+// BuiltinFile returns a built-in file by its path under fleet/ (e.g.
+// profiles/tuned.yaml).
+func BuiltinFile(path string) ([]byte, error) { return builtinFiles.ReadFile(path) }
+
+// LoadComponentProfile reads a user's component profile file, in the
+// format of the built-in ones. Its name must be its own: a report quoting
+// profile "tuned" must mean the built-in one.
+func LoadComponentProfile(path string) (ComponentProfile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ComponentProfile{}, fmt.Errorf("profile file %w", err)
+	}
+	p, err := parseComponentProfile(path, data)
+	if err != nil {
+		return ComponentProfile{}, err
+	}
+	if _, err := LookupComponentProfile(p.Name); err == nil {
+		return ComponentProfile{}, fmt.Errorf("%s: metadata.name %q is a built-in profile's: give yours a name of its own", path, p.Name)
+	}
+	p.file = data
+	return p, nil
+}
+
+// recordedProfileName is where Up keeps a user's profile file in the
+// cluster's folder, so that later commands know the profile it runs.
+const recordedProfileName = "ghostfleet-profile.yaml"
+
+// ClusterProfile returns the profile the cluster called name was created
+// with, recorded in its state as recorded: a built-in one, or the user's
+// file Up kept in the cluster's folder.
+func ClusterProfile(name, recorded string) (ComponentProfile, error) {
+	if p, err := LookupComponentProfile(recorded); err == nil {
+		return p, nil
+	}
+	path := filepath.Join(clusterWorkdir(name), recordedProfileName)
+	p, err := LoadComponentProfile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return ComponentProfile{}, fmt.Errorf("fleet %s runs profile %q, which is not built in and whose file is not in the cluster's folder (%s)", name, recorded, path)
+	}
+	if err == nil && p.Name != recorded {
+		err = fmt.Errorf("%s names profile %q, but fleet %s was created with %q", path, p.Name, name, recorded)
+	}
+	return p, err
+}
+
+var profileNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// parseComponentProfile reads a profile file: a ComponentProfile document
+// and a KubeSchedulerConfiguration document, in either order. Errors are
+// one line that starts with source.
+func parseComponentProfile(source string, data []byte) (ComponentProfile, error) {
+	fail := func(format string, args ...any) (ComponentProfile, error) {
+		return ComponentProfile{}, fmt.Errorf("%s: %s", source, fmt.Sprintf(format, args...))
+	}
+	docs, err := splitYAML(data)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var (
+		pf                 profileFile
+		havePF             bool
+		schedulerConfig    []byte
+		profileDoc, sdDocN int
+	)
+	for i, doc := range docs {
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(doc, &head); err != nil {
+			return fail("document %d: %v", i+1, oneLine(err))
+		}
+		switch {
+		case head.Kind == ProfileKind:
+			if havePF {
+				return fail("documents %d and %d are both a %s: a file holds one profile", profileDoc, i+1, ProfileKind)
+			}
+			if head.APIVersion != ProfileAPIVersion {
+				return fail("apiVersion %q: this GhostFleet reads %s %s", head.APIVersion, ProfileAPIVersion, ProfileKind)
+			}
+			if err := strictUnmarshal(doc, &pf); err != nil {
+				return fail("%v", err)
+			}
+			havePF, profileDoc = true, i+1
+		case head.Kind == "KubeSchedulerConfiguration":
+			if schedulerConfig != nil {
+				return fail("documents %d and %d are both a KubeSchedulerConfiguration: kube-scheduler reads one", sdDocN, i+1)
+			}
+			schedulerConfig, sdDocN = doc, i+1
+		default:
+			return fail("document %d is a %q %q: a profile file holds a %s %s and a kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration",
+				i+1, head.APIVersion, head.Kind, ProfileAPIVersion, ProfileKind)
+		}
+	}
+	if !havePF {
+		return fail("no %s %s document", ProfileAPIVersion, ProfileKind)
+	}
+	if schedulerConfig == nil {
+		return fail("no KubeSchedulerConfiguration document: kube-scheduler's settings are given in its own configuration, after a --- line")
+	}
+	sched, err := parseSchedulerConfig(schedulerConfig)
+	if err != nil {
+		return fail("KubeSchedulerConfiguration: %v", oneLine(err))
+	}
+	if n := pf.Metadata.Name; !profileNameRE.MatchString(n) || len(n) > 63 {
+		return fail("metadata.name %q: a profile's name is lower-case letters, digits and '-' (at most 63)", n)
+	}
+	for _, f := range []struct {
+		field string
+		value int
+	}{
+		{"controllerManager.qps", pf.ControllerManager.QPS},
+		{"controllerManager.burst", pf.ControllerManager.Burst},
+		{"controllerManager.workloadSyncs", pf.ControllerManager.WorkloadSyncs},
+		{"controllerManager.gcSyncs", pf.ControllerManager.GCSyncs},
+		{"apiServer.maxRequestsInflight", pf.APIServer.MaxRequestsInflight},
+		{"apiServer.maxMutatingRequestsInflight", pf.APIServer.MaxMutatingRequestsInflight},
+	} {
+		// Every figure written out: a report quoting it must not rely on
+		// the binary's default.
+		if f.value <= 0 {
+			return fail("%s is %d: it must be set, and more than 0", f.field, f.value)
+		}
+	}
+	c, a := pf.ControllerManager, pf.APIServer
+	p := ComponentProfile{
+		Name:      pf.Metadata.Name,
+		Scheduler: sched,
+		ControllerManager: ControllerManagerSettings{
+			QPS: c.QPS, Burst: c.Burst, WorkloadSyncs: c.WorkloadSyncs, GCSyncs: c.GCSyncs,
+		},
+		APIServer: APIServerSettings{
+			MaxRequestsInflight: a.MaxRequestsInflight, MaxMutatingRequestsInflight: a.MaxMutatingRequestsInflight,
+		},
+		Source:          source,
+		schedulerConfig: schedulerConfig,
+	}
+	p.Description = p.describe(pf.Summary, pf.Note)
+	return p, nil
+}
+
+// splitYAML returns the documents of a YAML stream as written, without
+// the ones that hold nothing but comments.
+func splitYAML(data []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %v", len(docs)+1, oneLine(err))
+		}
+		if s := string(bytes.TrimSpace(j)); s == "null" || s == "" {
+			continue
+		}
+		docs = append(docs, doc)
+	}
+}
+
+// strictUnmarshal decodes a YAML document into v, failing on unknown or
+// duplicate fields with their path (e.g. controllerManager.qpss).
+func strictUnmarshal(doc []byte, v any) error {
+	j, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return errors.New(oneLine(err))
+	}
+	strict, err := sigsjson.UnmarshalStrict(j, v)
+	if err != nil {
+		return errors.New(oneLine(err))
+	}
+	if len(strict) > 0 {
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = e.Error()
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// oneLine folds a multi-line YAML or JSON error and drops the decoders'
+// own prefixes, which say nothing to someone editing a file.
+func oneLine(err error) string {
+	s := err.Error()
+	for _, prefix := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+		s = strings.ReplaceAll(s, prefix, "")
+	}
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,230 @@
+package fleet
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kwok/pkg/apis/v1alpha1"
+	kwokfake "sigs.k8s.io/kwok/pkg/client/clientset/versioned/fake"
+)
+
+const schedulerDoc = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {qps: 200, burst: 400}
+`
+
+const profileDoc = `apiVersion: ghostfleet.dev/v1alpha1
+kind: ComponentProfile
+metadata:
+  name: mine
+summary: my own
+controllerManager: {qps: 100, burst: 200, workloadSyncs: 10, gcSyncs: 30}
+apiServer: {maxRequestsInflight: 800, maxMutatingRequestsInflight: 400}
+`
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadComponentProfile(t *testing.T) {
+	p, err := LoadComponentProfile(writeFile(t, "mine.yaml", "# mine\n"+profileDoc+"---\n"+schedulerDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "mine" || p.Scheduler.QPS != 200 || p.ControllerManager != (ControllerManagerSettings{QPS: 100, Burst: 200, WorkloadSyncs: 10, GCSyncs: 30}) ||
+		p.APIServer.MaxRequestsInflight != 800 || !strings.HasPrefix(p.Description, "my own: scheduler client QPS 200/burst 400") ||
+		string(p.schedulerConfig) != schedulerDoc || !strings.HasSuffix(p.Source, "mine.yaml") || p.file == nil {
+		t.Errorf("profile %+v", p)
+	}
+	// The documents may come in either order.
+	if p, err := LoadComponentProfile(writeFile(t, "r.yaml", schedulerDoc+"---\n"+profileDoc)); err != nil || p.Scheduler.Burst != 400 {
+		t.Errorf("scheduler first: %+v, %v", p, err)
+	}
+
+	tests := []struct {
+		name, text string
+		want       string
+	}{
+		{"unknown field", strings.Replace(profileDoc, "gcSyncs", "gcSync", 1) + "---\n" + schedulerDoc, `unknown field "controllerManager.gcSync"`},
+		{"figure left out", strings.Replace(profileDoc, "qps: 100, ", "", 1) + "---\n" + schedulerDoc, "controllerManager.qps is 0: it must be set"},
+		{"wrong type", strings.Replace(profileDoc, "burst: 200", "burst: lots", 1) + "---\n" + schedulerDoc, "controllerManager.burst"},
+		{"api version", strings.Replace(profileDoc, "v1alpha1", "v2", 1) + "---\n" + schedulerDoc, `apiVersion "ghostfleet.dev/v2": this GhostFleet reads ghostfleet.dev/v1alpha1 ComponentProfile`},
+		{"no scheduler", profileDoc, "no KubeSchedulerConfiguration document"},
+		{"no profile", schedulerDoc, "no ghostfleet.dev/v1alpha1 ComponentProfile document"},
+		{"two profiles", profileDoc + "---\n" + profileDoc + "---\n" + schedulerDoc, "documents 1 and 2 are both a ComponentProfile"},
+		{"other kind", profileDoc + "---\n" + schedulerDoc + "---\napiVersion: v1\nkind: Pod\n", `document 3 is a "v1" "Pod"`},
+		{"bad scheduler config", profileDoc + "---\n" + strings.Replace(schedulerDoc, "qps: 200, ", "", 1), "KubeSchedulerConfiguration: clientConnection qps 0, burst 400: both must be set"},
+		{"built-in name", strings.Replace(profileDoc, "name: mine", "name: tuned", 1) + "---\n" + schedulerDoc, `metadata.name "tuned" is a built-in profile's`},
+		{"bad name", strings.Replace(profileDoc, "name: mine", "name: My_Profile", 1) + "---\n" + schedulerDoc, `metadata.name "My_Profile"`},
+		{"not YAML", "apiVersion: [\n", "document 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, "bad.yaml", tt.text)
+			_, err := LoadComponentProfile(path)
+			if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q, want one line starting with the file and saying %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := LoadComponentProfile(filepath.Join(t.TempDir(), "none.yaml")); err == nil || !strings.Contains(err.Error(), "none.yaml") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// Every built-in file is what its reader takes, and `profile show` can
+// print it.
+func TestBuiltinFilesRoundTrip(t *testing.T) {
+	for _, p := range ComponentProfiles {
+		data, err := BuiltinFile("profiles/" + p.Name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := parseComponentProfile(p.Source, data)
+		if err != nil || again.Description != p.Description || p.Source != BuiltinProfilePath(p.Name) {
+			t.Errorf("%s: %+v, %v", p.Name, again, err)
+		}
+		// A copy under another name is a valid user profile.
+		path := writeFile(t, "copy.yaml", strings.Replace(string(data), "name: "+p.Name, "name: my-"+p.Name, 1))
+		if c, err := LoadComponentProfile(path); err != nil || c.Scheduler.QPS != p.Scheduler.QPS || c.ControllerManager != p.ControllerManager {
+			t.Errorf("a copy of %s: %+v, %v", p.Name, c, err)
+		}
+	}
+	all, err := Stages(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, f := range stageFiles {
+		data, err := BuiltinFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.Write(data)
+	}
+	path := writeFile(t, "all.yaml", text.String())
+	user, err := LoadStageFile(path)
+	if err != nil || len(user) != len(all) {
+		t.Fatalf("the built-in stages as a stage file: %d stages, %v", len(user), err)
+	}
+}
+
+const stageDoc = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-ready
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: .status.phase, operator: In, values: [Pending]}
+  delay: {durationMilliseconds: 5000}
+  next:
+    statusTemplate: |
+      phase: Running
+`
+
+func TestLoadStageFile(t *testing.T) {
+	extra := strings.Replace(stageDoc, "name: pod-ready", "name: my-stage", 1)
+	path := writeFile(t, "stages.yaml", "# mine\n---\n"+stageDoc+"---\n"+extra)
+	stages, err := LoadStageFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stages) != 2 || stages[0].Annotations[AnnotationStageFile] != path || *stages[0].Spec.Delay.DurationMilliseconds != 5000 {
+		t.Fatalf("stages %+v", stages)
+	}
+
+	tests := []struct {
+		name, text string
+		want       string
+	}{
+		{"unknown field", strings.Replace(stageDoc, "next:", "nxt:", 1), `document 1: unknown field "spec.nxt"`},
+		{"kind", strings.Replace(stageDoc, "kind: Stage", "kind: Stages", 1), `apiVersion "kwok.x-k8s.io/v1alpha1", kind "Stages"`},
+		{"no name", strings.Replace(stageDoc, "name: pod-ready", "labels: {a: b}", 1), "metadata.name is not set"},
+		{"no selector", strings.Replace(stageDoc, "  selector:\n    matchExpressions:\n    - {key: .status.phase, operator: In, values: [Pending]}\n", "", 1), "spec.selector is not set"},
+		{"operator", strings.Replace(stageDoc, "operator: In", "operator: Is", 1), `matchExpressions[0].operator "Is"`},
+		{"second document", stageDoc + "---\n" + strings.Replace(extra, "kind: Pod", "knd: Pod", 1), `document 2: unknown field "spec.resourceRef.knd"`},
+		{"empty", "# nothing\n", "no kwok Stage in it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, "bad.yaml", tt.text)
+			_, err := LoadStageFile(path)
+			if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q, want one line starting with the file and saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMergeStages(t *testing.T) {
+	base, err := Stages(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := LoadStageFile(writeFile(t, "s.yaml", stageDoc+"---\n"+strings.Replace(stageDoc, "name: pod-ready", "name: my-stage", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := MergeStages(base, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(merged) != len(base)+1 || merged[len(merged)-1].Name != "my-stage" {
+		t.Errorf("%d stages, last %s: want the new one added at the end", len(merged), merged[len(merged)-1].Name)
+	}
+	for i, s := range base {
+		if s.Name == "pod-ready" && merged[i] != user[0] {
+			t.Errorf("pod-ready not replaced in place")
+		}
+		if s.Name != "pod-ready" && merged[i] != s {
+			t.Errorf("stage %s changed", s.Name)
+		}
+	}
+	if _, err := MergeStages(base, append(user, user[0])); err == nil || !strings.Contains(err.Error(), "pod-ready is given twice") {
+		t.Errorf("a name given twice: %v", err)
+	}
+}
+
+// A user's replacement of a built-in stage survives GhostFleet's own
+// installs (as fault commands make), and yields to the user's next file.
+func TestEnsureStagesKeepsTheUsersReplacement(t *testing.T) {
+	ctx := context.Background()
+	cs := kwokfake.NewSimpleClientset()
+	base, err := Stages(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := LoadStageFile(writeFile(t, "s.yaml", stageDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, _ := MergeStages(base, user)
+	if n, err := EnsureStages(ctx, cs, merged); err != nil || n != len(base) {
+		t.Fatalf("first install changed %d, %v", n, err)
+	}
+	installed := func() *v1alpha1.Stage {
+		s, err := cs.KwokV1alpha1().Stages().Get(ctx, "pod-ready", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if n, err := EnsureStages(ctx, cs, base); err != nil || n != 0 || installed().Annotations[AnnotationStageFile] == "" {
+		t.Errorf("the built-in set changed %d stages (%v) and left pod-ready from %q", n, err, installed().Annotations[AnnotationStageFile])
+	}
+	user[0].Spec.Delay.DurationMilliseconds = nil
+	if n, err := EnsureStages(ctx, cs, user); err != nil || n != 1 || installed().Spec.Delay.DurationMilliseconds != nil {
+		t.Errorf("the user's next file changed %d, %v", n, err)
+	}
+}
