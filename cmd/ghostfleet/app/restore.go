@@ -3,17 +3,18 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ghostfleet/ghostfleet/fleet/record"
-	"github.com/ghostfleet/ghostfleet/fleet/state"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 type restoreOptions struct {
 	*globals
 	binaryFlags
+	runs.RestoreOptions
 	verbose bool
 }
 
@@ -49,31 +50,25 @@ func (o *restoreOptions) run(ctx context.Context, id string) error {
 	if err := o.ownOnly("restore"); err != nil {
 		return err
 	}
-	if _, _, err := state.Find(o.resultsDir, id); err != nil {
-		return err
-	}
+	o.State, o.Binaries = id, o.binaries()
 	p := o.streams.printer(o.verbose)
 	defer p.Close()
-	tools, err := o.snapshotTools(ctx, o.name, true, p)
-	if err != nil {
+	res, err := runs.Restore(ctx, o.env(p, ""), o.RestoreOptions)
+	p.Close()
+	if res.Dir == "" {
 		return err
 	}
-	rec, rerr := state.Restore(ctx, o.name, o.resultsDir, id, tools, p.Report)
-	p.Close()
-	if rec.Kind == "" {
-		return rerr
-	}
-	dir, err := record.WriteRecord(o.resultsDir, rec)
-	if rerr != nil {
-		return rerr
-	}
 	if err != nil {
-		return fmt.Errorf("writing the run record: %w", err)
+		fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", res.Dir)
+		return err
 	}
-	res := rec.Result.(state.RestoreResult)
-	fmt.Fprintf(o.streams.Out, "restored fleet %q to %s: %d→%d nodes, %d→%d pods (saved: %d nodes, %d pods) in %s\n",
-		o.name, rec.Params.(map[string]string)["state"], res.Before.Nodes, res.After.Nodes, res.Before.Pods, res.After.Pods,
-		res.Saved.Nodes, res.Saved.Pods, rec.Ended.Sub(rec.Started).Round(time.Second))
-	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", dir)
+	printRestore(o.streams.Out, res)
+	fmt.Fprintf(o.streams.ErrOut, "run record: %s\n", res.Dir)
 	return nil
+}
+
+func printRestore(w io.Writer, r runs.RestoreResult) {
+	fmt.Fprintf(w, "restored fleet %q to %s: %d→%d nodes, %d→%d pods (saved: %d nodes, %d pods) in %s\n",
+		r.Cluster, r.State, r.Before.Nodes, r.After.Nodes, r.Before.Pods, r.After.Pods,
+		r.Saved.Nodes, r.Saved.Pods, time.Duration(r.DurationSeconds*float64(time.Second)).Round(time.Second))
 }

@@ -3,16 +3,17 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ghostfleet/ghostfleet/fleet"
-	"github.com/ghostfleet/ghostfleet/fleet/state"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 type saveOptions struct {
 	*globals
 	binaryFlags
+	runs.SaveOptions
 	verbose bool
 }
 
@@ -40,43 +41,31 @@ The snapshot is taken from the running etcd; the fleet keeps running.`,
 	return cmd
 }
 
-// snapshotTools resolves the etcd tools for the fleet's versions.
-func (b *binaryFlags) snapshotTools(ctx context.Context, name string, restore bool, p *printer) (fleet.SnapshotTools, error) {
-	st, err := fleet.LoadState(name)
-	if err != nil {
-		return fleet.SnapshotTools{}, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
-	}
-	r, err := b.resolver(p.Report)
-	if err != nil {
-		return fleet.SnapshotTools{}, err
-	}
-	return state.Tools(ctx, r, st, restore)
+// binaries are the etcd tools' sources the flags name.
+func (b *binaryFlags) binaries() runs.Binaries {
+	return runs.Binaries{Explicit: b.explicit, Go: b.goBinary, CacheDir: b.cacheDir}
 }
 
 func (o *saveOptions) run(ctx context.Context, args []string) error {
 	if err := o.ownOnly("save"); err != nil {
 		return err
 	}
-	name := ""
 	if len(args) == 1 {
-		name = args[0]
+		o.Name = args[0]
 	}
-	if err := state.ValidateName(name); err != nil {
-		return err
-	}
+	o.Binaries = o.binaries()
 	p := o.streams.printer(o.verbose)
 	defer p.Close()
-	tools, err := o.snapshotTools(ctx, o.name, false, p)
-	if err != nil {
-		return err
-	}
-	rec, dir, err := state.Save(ctx, o.name, o.resultsDir, name, tools, p.Report)
-	if err != nil {
-		return err
-	}
+	res, err := runs.Save(ctx, o.env(p, ""), o.SaveOptions)
 	p.Close()
-	res := rec.Result.(state.Result)
-	fmt.Fprintf(o.streams.Out, "saved fleet %q: %d nodes, %d pods, %d namespaces (%d KiB etcd snapshot) in %s\n  restore with: ghostfleet restore %s\n",
-		o.name, res.Nodes, res.Pods, res.Namespaces, res.Bytes/1024, dir, rec.ID)
+	if err != nil {
+		return err
+	}
+	printSave(o.streams.Out, res)
 	return nil
+}
+
+func printSave(w io.Writer, r runs.SaveResult) {
+	fmt.Fprintf(w, "saved fleet %q: %d nodes, %d pods, %d namespaces (%d KiB etcd snapshot) in %s\n  restore with: ghostfleet restore %s\n",
+		r.Cluster, r.Nodes, r.Pods, r.Namespaces, r.Bytes/1024, r.Dir, r.ID)
 }
