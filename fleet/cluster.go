@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	"sigs.k8s.io/kwok/pkg/apis/v1alpha1"
 	"sigs.k8s.io/kwok/pkg/config"
 
@@ -174,6 +175,7 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		// for them are deprecated, and ignored next to a file.
 		o.KubeSchedulerConfig = schedulerConfig
 		conf.ComponentsPatches = append(conf.ComponentsPatches, opts.Profile.patches()...)
+		conf.ComponentsPatches = append(conf.ComponentsPatches, profilingPatches...)
 		// The simulator must never be the bottleneck: kwok's default of 4
 		// workers per stage lags behind a fleet created in two seconds,
 		// where 1,000 real kubelets would each work on their own node.
@@ -383,4 +385,15 @@ func poll(ctx context.Context, timeout time.Duration, fn func() (bool, error)) e
 		return fmt.Errorf("timed out after %s", timeout)
 	}
 	return err
+}
+
+// profilingPatches let `ghostfleet pprof` read every component's CPU
+// profile: etcd serves none unless asked, and the scheduler and
+// controller-manager authorize only kwokctl's list of paths without a
+// login (the flag is a list; a second use adds to it). They all listen on
+// 127.0.0.1 only.
+var profilingPatches = []internalversion.ComponentPatches{
+	{Name: "etcd", ExtraArgs: []internalversion.ExtraArgs{{Key: "enable-pprof", Value: "true"}}},
+	{Name: "kube-scheduler", ExtraArgs: []internalversion.ExtraArgs{{Key: "authorization-always-allow-paths", Value: "/debug/pprof/profile"}}},
+	{Name: "kube-controller-manager", ExtraArgs: []internalversion.ExtraArgs{{Key: "authorization-always-allow-paths", Value: "/debug/pprof/profile"}}},
 }

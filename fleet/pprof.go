@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,12 +40,17 @@ func CaptureCPUProfiles(ctx context.Context, name string, d time.Duration) ([]CP
 		out[i].Component = c.Name
 		wg.Go(func() {
 			out[i].Data, out[i].Err = fetchProfile(ctx, c, d)
+			if errors.Is(out[i].Err, errNoProfile) && c.Name == "kwok-controller" {
+				out[i].Err = fmt.Errorf("kwok serves no CPU profile (its /debug/pprof/ has only the named profiles such as heap); `ghostfleet bench` measures its CPU from /proc")
+			}
 		})
 	}
 	wg.Wait()
 	sort.Slice(out, func(i, j int) bool { return out[i].Component < out[j].Component })
 	return out, nil
 }
+
+var errNoProfile = errors.New("404: no CPU profile served here")
 
 func fetchProfile(ctx context.Context, c servingComponent, d time.Duration) ([]byte, error) {
 	client := &http.Client{
@@ -65,7 +71,11 @@ func fetchProfile(ctx context.Context, c servingComponent, d time.Duration) ([]b
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode != http.StatusOK {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return nil, fmt.Errorf("GET %s: %w", url, errNoProfile)
+	default:
 		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return body, nil
