@@ -6,8 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ghostfleet/ghostfleet/fleet/progress"
-	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
@@ -85,10 +84,10 @@ func TestPrintCL2(t *testing.T) {
 		JUnit:                &report.CL2JUnit{Tests: 3, Failures: 1, Failed: []report.CL2TestFailure{{Name: "gpu-density overall", Message: "pod startup: too high\nsecond line"}}},
 	}
 	var b strings.Builder
-	printCL2(&b, record.Record{Outcome: "failed: clusterloader exited with code 1"}, res)
+	printCL2(&b, runs.CL2Result{Run: runs.Run{Outcome: "failed: clusterloader exited with code 1"}, Nodes: 100, CL2Result: res})
 	out := b.String()
 	for _, want := range []string{
-		"failed: clusterloader exited with code 1 (clusterloader exit 1; junit: 3 tests, 1 failed)",
+		"cl2: 100 nodes — failed: clusterloader exited with code 1 (clusterloader exit 1; junit: 3 tests, 1 failed)",
 		"    SaturationPodStartupLatency\n      create_to_schedule            1.211    2.540    3.150\n",
 		"      pod_startup                   5.210    9.870   12.004  misses the 5s SLO",
 		"    PodStartupLatency\n      pod_startup                   0.403    0.688    1.021  meets the 5s SLO",
@@ -97,34 +96,6 @@ func TestPrintCL2(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-}
-
-// Without -v only clusterloader's error lines reach the user, as
-// warnings; with -v every line does. Lines may arrive split.
-func TestCL2LogLines(t *testing.T) {
-	lines := "I1129 18:00:00.000000 1 x.go:1] Using config\nE1129 18:00:01.000000 1 x.go:2] measurement failed\nF1129 18:00:02.000000 1 x.go:3] fat"
-	tests := []struct {
-		verbose bool
-		want    []string
-	}{
-		{false, []string{"! clusterloader: E1129 18:00:01.000000 1 x.go:2] measurement failed", "! clusterloader: F1129 18:00:02.000000 1 x.go:3] fatal"}},
-		{true, []string{"i clusterloader: I1129 18:00:00.000000 1 x.go:1] Using config", "! clusterloader: E1129 18:00:01.000000 1 x.go:2] measurement failed", "! clusterloader: F1129 18:00:02.000000 1 x.go:3] fatal"}},
-	}
-	for _, tt := range tests {
-		var got []string
-		l := &cl2LogLines{verbose: tt.verbose, report: func(e progress.Event) {
-			kind := map[progress.Kind]string{progress.Info: "i", progress.Warn: "!"}[e.Kind]
-			got = append(got, kind+" "+e.Message)
-		}}
-		for _, chunk := range []string{lines[:30], lines[30:], "al\n"} {
-			if _, err := l.Write([]byte(chunk)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-			t.Errorf("verbose %v:\n got %q\nwant %q", tt.verbose, got, tt.want)
 		}
 	}
 }
