@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -84,9 +85,9 @@ func BuiltinFile(path string) ([]byte, error) { return builtinFiles.ReadFile(pat
 // format of the built-in ones. Its name must be its own: a report quoting
 // profile "tuned" must mean the built-in one.
 func LoadComponentProfile(path string) (ComponentProfile, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return ComponentProfile{}, fmt.Errorf("profile file %w", err)
+		return ComponentProfile{}, err
 	}
 	p, err := parseComponentProfile(path, data)
 	if err != nil {
@@ -119,6 +120,16 @@ func ClusterProfile(name, recorded string) (ComponentProfile, error) {
 		err = fmt.Errorf("%s names profile %q, but fleet %s was created with %q", path, p.Name, name, recorded)
 	}
 	return p, err
+}
+
+// readFile reads a user's file; an error names it once (path: reason).
+func readFile(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("%s: %w", path, pe.Err)
+	}
+	return data, err
 }
 
 var profileNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)

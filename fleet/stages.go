@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +26,9 @@ const LabelKeepRunning = "ghostfleet.io/keep-running"
 // kwok's node and pod lifecycle with GhostFleet's changes, then the
 // stages that play GhostFleet's faults.
 var stageFiles = []string{"stages/lifecycle.yaml", "stages/fault-node.yaml", "stages/fault-pod.yaml"}
+
+// BuiltinStageFiles lists the built-in stage files, for BuiltinFile.
+func BuiltinStageFiles() []string { return slices.Clone(stageFiles) }
 
 // heartbeatStage is kwok's node heartbeat, whose period follows the
 // cluster's node status update frequency.
@@ -76,9 +78,9 @@ const AnnotationStageFile = "ghostfleet.io/stage-file"
 // LoadStageFile reads the kwok Stages of a user's --stage-file, each
 // marked with the file it came from.
 func LoadStageFile(path string) ([]*v1alpha1.Stage, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("stage file %w", err)
+		return nil, err
 	}
 	stages, err := parseStages(path, data)
 	if err != nil {

@@ -115,6 +115,7 @@ Every command targets GhostFleet's own cluster (--name, default
 		newBenchCommand(g),
 		newPprofCommand(g),
 		newVersionCommand(g),
+		newProfileCommand(g),
 	)
 	return root
 }

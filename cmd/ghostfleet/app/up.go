@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/kwok/pkg/apis/v1alpha1"
 	kwokclient "sigs.k8s.io/kwok/pkg/client/clientset/versioned"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
@@ -57,7 +58,9 @@ type upOptions struct {
 	nodes          int
 	gpuProfile     string
 	profile        string
-	profileSet     bool // --profile was given: a running fleet must have it
+	profileSet     bool   // --profile was given: a running fleet must have it
+	profileFile    string // a user's own profile, instead of --profile
+	stageFiles     []string
 	prometheusPort int
 	verbose        bool
 	dcgm           bool
@@ -80,10 +83,20 @@ whose processes are gone (e.g. after a reboot) it starts them again.
 
 Control-plane profiles (--profile); kube-scheduler reads its settings from a
 KubeSchedulerConfiguration file (--config), the others get flags:
-` + profileHelp(),
+` + profileHelp() + `
+
+Built-in files: the profiles are fleet/profiles/NAME.yaml and the kwok
+stages fleet/stages/*.yaml in GhostFleet's source, embedded in the binary;
+` + "`ghostfleet profile show NAME`" + ` prints one (NAME: a profile, or stages) to
+start your own from. --profile-file runs your profile instead of a built-in
+one. --stage-file adds your kwok Stages, one named like a built-in stage
+replacing it; on a fleet that is already up they are installed over what
+runs, and stay until ` + "`ghostfleet clean`" + `.`,
 		Example: `  ghostfleet up                         # 1,000 DGX H100 nodes, upstream defaults
   ghostfleet up --profile tuned --nodes 100 --gpu-profile dgx-a100-80gb
-  ghostfleet up --binary prometheus=/usr/bin/prometheus`,
+  ghostfleet up --binary prometheus=/usr/bin/prometheus
+  ghostfleet profile show tuned > mine.yaml && ghostfleet up --profile-file mine.yaml
+  ghostfleet up --stage-file slow-pods.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.profileSet = cmd.Flags().Changed("profile")
@@ -94,6 +107,8 @@ KubeSchedulerConfiguration file (--config), the others get flags:
 	fs.IntVar(&o.nodes, "nodes", 1000, fmt.Sprintf("fake GPU nodes to create (0-%d)", fleet.MaxNodes))
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU server the nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
 	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: "+strings.Join(fleet.ComponentProfileNames(), " or ")+" (listed above)")
+	fs.StringVar(&o.profileFile, "profile-file", "", "control-plane settings from your own ComponentProfile YAML `FILE` (the format of: ghostfleet profile show default)")
+	fs.StringArrayVar(&o.stageFiles, "stage-file", nil, "kwok Stage YAML `FILE` to install besides GhostFleet's stages (one named like a built-in replaces it), repeatable; the built-in ones: ghostfleet profile show stages")
 	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
 	fs.BoolVar(&o.dcgm, "dcgm", false, "every node serves dcgm-exporter's GPU series (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE per GPU) for Prometheus; costs a scrape per node every 15s")
@@ -115,12 +130,20 @@ func (o *upOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if st, err := fleet.LoadState(o.name); err == nil && !o.profileSet {
-		o.profile = st.Profile // plain `up` on an existing fleet keeps its profile
-	}
-	profile, err := fleet.LookupComponentProfile(o.profile)
+	profile, err := o.componentProfile()
 	if err != nil {
 		return err
+	}
+	var stages []*v1alpha1.Stage
+	for _, f := range o.stageFiles {
+		s, err := fleet.LoadStageFile(f)
+		if err != nil {
+			return fmt.Errorf("--stage-file %w", err)
+		}
+		stages = append(stages, s...)
+	}
+	if _, err := fleet.MergeStages(nil, stages); err != nil {
+		return fmt.Errorf("--stage-file: %w", err)
 	}
 	out := o.streams.Out
 	p := o.streams.printer(o.verbose)
@@ -132,7 +155,7 @@ func (o *upOptions) run(ctx context.Context) error {
 	}
 	res, err := fleet.Up(ctx, fleet.UpOptions{
 		Name: o.name, Profile: profile, PrometheusPort: o.prometheusPort,
-		Binaries: r.Resolve, Versions: r.Versions, Report: p.Report,
+		Binaries: r.Resolve, Versions: r.Versions, Stages: stages, Report: p.Report,
 	})
 	if err != nil {
 		return err
@@ -142,6 +165,12 @@ func (o *upOptions) run(ctx context.Context) error {
 		if err := installDCGM(ctx, target, gpu); err != nil {
 			return err
 		}
+	}
+	if res.AlreadyUp && len(stages) > 0 {
+		p.Close()
+		fmt.Fprintf(out, "fleet %q is already up (profile %s); installed %d kwok stages from %s.\n", o.name, res.State.Profile, len(stages), strings.Join(o.stageFiles, ", "))
+		printAccess(out, target, res.State)
+		return nil
 	}
 	if res.AlreadyUp {
 		p.Close()
@@ -170,6 +199,25 @@ func (o *upOptions) run(ctx context.Context) error {
 	return nil
 }
 
+// componentProfile is the profile up asks for: --profile-file, --profile,
+// or on an existing fleet without either the one it runs.
+func (o *upOptions) componentProfile() (fleet.ComponentProfile, error) {
+	switch {
+	case o.profileFile != "" && o.profileSet:
+		return fleet.ComponentProfile{}, fmt.Errorf("--profile %s and --profile-file %s: give one", o.profile, o.profileFile)
+	case o.profileFile != "":
+		p, err := fleet.LoadComponentProfile(o.profileFile)
+		if err != nil {
+			return p, fmt.Errorf("--profile-file %w", err)
+		}
+		return p, nil
+	}
+	if st, err := fleet.LoadState(o.name); err == nil && !o.profileSet {
+		return fleet.ClusterProfile(o.name, st.Profile) // plain `up` on an existing fleet keeps its profile
+	}
+	return fleet.LookupComponentProfile(o.profile)
+}
+
 func profileHelp() string {
 	var b strings.Builder
 	for _, p := range fleet.ComponentProfiles {
@@ -194,7 +242,7 @@ func installDCGM(ctx context.Context, t fleet.Target, gpu fleet.GPUProfile) erro
 }
 
 func printAccess(out interface{ Write([]byte) (int, error) }, t fleet.Target, s fleet.State) {
-	if p, err := fleet.LookupComponentProfile(s.Profile); err == nil {
+	if p, err := fleet.ClusterProfile(s.Name, s.Profile); err == nil {
 		fmt.Fprintf(out, "  profile:    %s: %s\n", p.Name, p.Description)
 	}
 	fmt.Fprintf(out, "  kubeconfig: %s\n", t.Kubeconfig)
