@@ -3,12 +3,10 @@ package runs
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
-	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 // FaultOptions ask for one fault (see fault.Spec): a node fault (Kind
@@ -105,7 +103,7 @@ func Fault(ctx context.Context, env Env, o FaultOptions) (FaultResult, error) {
 	}
 	res, _ := rec.Result.(fault.Result)
 	out := FaultResult{Spec: o.Spec, Nodes: res.Nodes, Pods: res.Pods, PodNames: res.PodNames, NotBefore: res.NotBefore, NotAfter: res.NotAfter}
-	out.Run, err = writeFault(s, rec)
+	out.Run, err = s.write(rec)
 	if err != nil {
 		return out, joinErr(ferr, err)
 	}
@@ -195,7 +193,7 @@ func Clear(ctx context.Context, env Env, o ClearOptions) (ClearResult, error) {
 	if out.Cleared == nil {
 		out.Cleared = map[fault.Kind]int{}
 	}
-	out.Run, err = writeFault(s, rec)
+	out.Run, err = s.write(rec)
 	if err != nil {
 		return out, joinErr(cerr, err)
 	}
@@ -229,16 +227,6 @@ func openFault(env Env) (session, fault.Clients, error) {
 	}
 	c, err := fault.NewClients(env.Target)
 	return s, c, err
-}
-
-// writeFault writes a fault's record; the record has no ID, so the run
-// is named after its folder.
-func writeFault(s session, rec record.Record) (Run, error) {
-	run, err := s.write(rec)
-	if run.ID == "" && run.Dir != "" {
-		run.ID = filepath.Base(run.Dir)
-	}
-	return run, err
 }
 
 // joinErr keeps the run's own error first: a record that could not be

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -147,7 +148,7 @@ func (s session) write(rec record.Record) (Run, error) {
 	}
 	run.Dir = dir
 	if run.ID == "" {
-		run.ID = rec.ID
+		run.ID = filepath.Base(dir) // WriteRecord names an unnamed record after its folder
 	}
 	return run, nil
 }
