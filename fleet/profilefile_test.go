@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kwok/pkg/apis/v1alpha1"
 	kwokfake "sigs.k8s.io/kwok/pkg/client/clientset/versioned/fake"
+	"sigs.k8s.io/kwok/pkg/config"
 )
 
 const schedulerDoc = `apiVersion: kubescheduler.config.k8s.io/v1
@@ -226,5 +227,40 @@ func TestEnsureStagesKeepsTheUsersReplacement(t *testing.T) {
 	user[0].Spec.Delay.DurationMilliseconds = nil
 	if n, err := EnsureStages(ctx, cs, user); err != nil || n != 1 || installed().Spec.Delay.DurationMilliseconds != nil {
 		t.Errorf("the user's next file changed %d, %v", n, err)
+	}
+}
+
+// A fleet made from a user's profile finds it again in its folder; one
+// made from a built-in profile needs no file.
+func TestClusterProfile(t *testing.T) {
+	old := config.ClustersDir
+	config.ClustersDir = t.TempDir()
+	t.Cleanup(func() { config.ClustersDir = old })
+
+	if p, err := ClusterProfile("a", "tuned"); err != nil || p.Source != BuiltinProfilePath("tuned") {
+		t.Errorf("built-in: %+v, %v", p, err)
+	}
+	if _, err := ClusterProfile("a", "mine"); err == nil || !strings.Contains(err.Error(), `runs profile "mine", which is not built in`) {
+		t.Errorf("no file: %v", err)
+	}
+	mine, err := LoadComponentProfile(writeFile(t, "mine.yaml", profileDoc+"---\n"+schedulerDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(clusterWorkdir("a"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if path, err := recordProfile("a", ProfileTuned); err != nil || path != "" {
+		t.Errorf("a built-in profile is recorded at %q, %v", path, err)
+	}
+	if _, err := recordProfile("a", mine); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ClusterProfile("a", "mine")
+	if err != nil || p.Description != mine.Description || string(p.schedulerConfig) != string(mine.schedulerConfig) {
+		t.Errorf("recorded: %+v, %v", p, err)
+	}
+	if _, err := ClusterProfile("a", "other"); err == nil || !strings.Contains(err.Error(), `names profile "mine", but fleet a was created with "other"`) {
+		t.Errorf("renamed: %v", err)
 	}
 }
