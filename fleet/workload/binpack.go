@@ -138,7 +138,6 @@ type BinpackResult struct {
 	// no whole-node pod (e.g. 8 GPUs on a DGX) can use them.
 	StrandedForWholeNode int64   `json:"strandedForWholeNode"`
 	DurationSeconds      float64 `json:"durationSeconds"`
-	Outcome              string  `json:"outcome"`
 	CreateErrors         int     `json:"createErrors"`
 	// Requests counts what the creates met, by method and error kind.
 	Requests requests.Stats `json:"requests"`
@@ -146,7 +145,8 @@ type BinpackResult struct {
 
 // Binpack fills the fleet to opts.Fill with a mix of pod sizes, created at
 // a steady rate, and measures scheduling latency as occupancy grows and
-// the fragmentation left at the end.
+// the fragmentation left at the end. How the run ended (all scheduled,
+// stalled, timed out, interrupted) is the record's Outcome.
 func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capacity) (BinpackResult, record.Record, error) {
 	totalGPUs := c.TotalGPUs
 	rec := record.Record{ID: opts.RunID, Kind: "binpack", Params: opts, Started: time.Now().UTC()}
@@ -194,8 +194,7 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 		return res, rec, err
 	}
 	res.DurationSeconds = w.End.Sub(start).Seconds()
-	res.Outcome = w.outcome("all scheduled")
-	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), res.Outcome, res
+	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), w.outcome("all scheduled"), res
 	rec.Phases = []record.Phase{{Name: "binpack", Start: start.UTC(), End: w.End.UTC()}}
 	return res, rec, nil
 }

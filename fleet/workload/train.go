@@ -77,7 +77,6 @@ type TrainResult struct {
 	// StrandedGPUs are held at the end by jobs that never fully started.
 	StrandedGPUs    int     `json:"strandedGpus"`
 	DurationSeconds float64 `json:"durationSeconds"`
-	Outcome         string  `json:"outcome"` // all started, stalled, timed out, interrupted
 	// JobsNotCreated are jobs whose create failed (see Requests for why):
 	// the run goes on without them.
 	JobsNotCreated int            `json:"jobsNotCreated"`
@@ -85,7 +84,8 @@ type TrainResult struct {
 }
 
 // Train creates the jobs (Indexed Jobs of whole-node pods that run until
-// deleted) and measures how they start.
+// deleted) and measures how they start. How the run ended (all started,
+// stalled, timed out, interrupted, failed: …) is the record's Outcome.
 func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult, record.Record, error) {
 	rec := record.Record{ID: opts.RunID, Kind: "train", Params: opts, Started: time.Now().UTC()}
 	res := TrainResult{Jobs: opts.Jobs, PodsPerJob: opts.PodsPerJob, GPUsPerPod: opts.GPUsPerPod}
@@ -125,7 +125,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	}
 	if res.JobsNotCreated == opts.Jobs { // not one job got through: nothing to measure
 		createDone()
-		res.Requests, res.Outcome = r.requests.Stats(), "failed"
+		res.Requests = r.requests.Stats()
 		rec.Ended, rec.Outcome, rec.Result = time.Now().UTC(), "failed: every job create failed", res
 		return res, rec, fmt.Errorf("every job create failed; first error: %w", firstErr)
 	}
@@ -136,8 +136,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	res = trainAccounting(res, tracker.Pods(), created, w.End)
 	res.Requests = r.requests.Stats()
 	res.DurationSeconds = w.End.Sub(start).Seconds()
-	res.Outcome = w.outcome("all started")
-	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), res.Outcome, res
+	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), w.outcome("all started"), res
 	rec.Phases = []record.Phase{{Name: "train", Start: start.UTC(), End: w.End.UTC()}}
 	return res, rec, nil
 }

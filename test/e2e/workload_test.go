@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/metrics"
 	"github.com/ghostfleet/ghostfleet/metrics/report"
@@ -275,7 +276,7 @@ func TestWorkloads(t *testing.T) {
 		if !strings.Contains(r.errOut, "need 960 GPUs; 800 are free") {
 			t.Errorf("no capacity warning: %s", r.errOut)
 		}
-		var res workload.TrainResult
+		var res runs.TrainResult // the figures and, beside them, the run's outcome
 		if err := json.Unmarshal([]byte(r.out), &res); err != nil {
 			t.Fatalf("%v\n%s", err, r.out)
 		}

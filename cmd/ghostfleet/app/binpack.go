@@ -4,22 +4,23 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
 
 type binpackOptions struct {
 	*globals
-	opts   workload.BinpackOptions
+	runs.BinpackOptions
 	mix    string
 	output string
 }
 
 func newBinpackCommand(g *globals) *cobra.Command {
-	o := &binpackOptions{globals: g}
+	o := &binpackOptions{globals: g, BinpackOptions: runs.NewBinpackOptions()}
 	cmd := &cobra.Command{
 		Use:   "binpack",
 		Short: "Fill the fleet with mixed 1-8 GPU pods and watch scheduling as it gets tight",
@@ -35,47 +36,46 @@ nodes by free GPUs and the free GPUs no whole-node pod can use.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	fs := cmd.Flags()
-	fs.Float64Var(&o.opts.Fill, "fill", 0.95, "share of the fleet's GPUs to fill (0-1]")
-	fs.StringVar(&o.mix, "mix", "1:40,2:30,4:20,8:10", "pod sizes and their weights by count, SIZE:WEIGHT,…")
-	fs.Float64Var(&o.opts.Rate, "rate", 20, "pods created per second (keep it below the scheduler's throughput, or queueing hides its work)")
-	fs.Uint64Var(&o.opts.Seed, "seed", 1, "seed of the size draw (same seed, same pods)")
-	fs.StringVar(&o.opts.Namespace, "namespace", "gf-binpack", "workload namespace")
-	fs.DurationVar(&o.opts.Timeout, "timeout", 15*time.Minute, "give up after this long")
+	fs.Float64Var(&o.Fill, "fill", o.Fill, "share of the fleet's GPUs to fill (0-1]")
+	fs.StringVar(&o.mix, "mix", runs.DefaultMix, "pod sizes and their weights by count, SIZE:WEIGHT,…")
+	fs.Float64Var(&o.Rate, "rate", o.Rate, "pods created per second (keep it below the scheduler's throughput, or queueing hides its work)")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the size draw (same seed, same pods)")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	return cmd
 }
 
 func (o *binpackOptions) run(ctx context.Context) error {
-	mix, err := workload.ParseMix(o.mix)
-	if err != nil {
+	if err := checkOutput(o.output); err != nil {
 		return err
 	}
-	o.opts.Mix = mix
-	env, capacity, err := o.startWorkload(ctx, o.output, "")
-	if err != nil {
+	var err error
+	if o.Mix, err = workload.ParseMix(o.mix); err != nil {
 		return err
 	}
 	p := o.streams.printer(false)
 	defer p.Close()
-	o.opts.RunID, o.opts.Report = runID("binpack"), p.Report
-	if err := o.opts.Validate(capacity); err != nil {
-		return err
-	}
-	res, rec, err := workload.Binpack(ctx, env.clients, o.opts, capacity)
+	res, err := runs.Binpack(ctx, o.env(p, ""), o.BinpackOptions)
 	p.Close()
-	if err != nil {
+	if res.Dir == "" {
 		return err
 	}
-	return env.report(ctx, o.streams, o.output, o.resultsDir, o.opts.Namespace, rec, res, func(w io.Writer) { printBinpack(w, res) })
+	if ferr := o.finish(res, o.output, func(w io.Writer) { printBinpack(w, res) }); ferr != nil {
+		return ferr
+	}
+	return err
 }
 
-func printBinpack(w io.Writer, r workload.BinpackResult) {
+func printBinpack(w io.Writer, r runs.BinpackResult) {
 	fmt.Fprintf(w, "binpack: %d pods for %d of %d GPUs (fill %.0f%%) — %s after %.1fs\n", r.Pods, r.TargetGPUs, r.TotalGPUs, 100*r.Fill, r.Outcome, r.DurationSeconds)
 	fmt.Fprintf(w, "  occupancy reached %.1f%%; unschedulable pods by size %v\n", 100*r.Occupancy, r.UnschedulableBySize)
-	fmt.Fprintln(w, "  occupancy at bind   pods  bound/s   create→scheduled p50     p99")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  occupancy at bind\tpods\tbound/s\tcreate→scheduled p50\tp99")
 	for _, d := range r.Deciles {
-		fmt.Fprintf(w, "  %-17s %6d %8.1f   %20.3fs %8.3fs\n", d.Occupancy, d.Latency.Count, d.BindRate, d.Latency.P50, d.Latency.P99)
+		fmt.Fprintf(tw, "  %s\t%d\t%.1f\t%.3fs\t%.3fs\n", d.Occupancy, d.Latency.Count, d.BindRate, d.Latency.P50, d.Latency.P99)
 	}
+	tw.Flush()
 	fmt.Fprintf(w, "  nodes by free GPUs (0..): %v\n", r.FreeGPUsPerNode)
 	fmt.Fprintf(w, "  free GPUs on partly used nodes, unusable by a whole-node pod: %d\n", r.StrandedForWholeNode)
 	printRequests(w, r.Requests)

@@ -4,21 +4,20 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 type trainOptions struct {
 	*globals
-	opts   workload.TrainOptions
+	runs.TrainOptions
 	output string
 }
 
 func newTrainCommand(g *globals) *cobra.Command {
-	o := &trainOptions{globals: g}
+	o := &trainOptions{globals: g, TrainOptions: runs.NewTrainOptions()}
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Start multi-node GPU training jobs and measure partly started jobs",
@@ -37,43 +36,34 @@ The run ends when every job runs, after --stall without progress, or at
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&o.opts.Jobs, "jobs", 100, "training jobs")
-	fs.IntVar(&o.opts.PodsPerJob, "pods-per-job", 8, "pods (workers) per job")
-	fs.IntVar(&o.opts.GPUsPerPod, "gpus-per-pod", 8, "GPUs per pod")
-	fs.StringVar(&o.opts.Namespace, "namespace", "gf-train", "workload namespace")
-	fs.DurationVar(&o.opts.Timeout, "timeout", 10*time.Minute, "give up after this long")
-	fs.DurationVar(&o.opts.Stall, "stall", 30*time.Second, "end when no pod was bound or started for this long (0: never)")
+	fs.IntVar(&o.Jobs, "jobs", o.Jobs, "training jobs")
+	fs.IntVar(&o.PodsPerJob, "pods-per-job", o.PodsPerJob, "pods (workers) per job")
+	fs.IntVar(&o.GPUsPerPod, "gpus-per-pod", o.GPUsPerPod, "GPUs per pod")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
+	fs.DurationVar(&o.Stall, "stall", o.Stall, "end when no pod was bound or started for this long (0: never)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	return cmd
 }
 
 func (o *trainOptions) run(ctx context.Context) error {
-	env, capacity, err := o.startWorkload(ctx, o.output, "")
-	if err != nil {
+	if err := checkOutput(o.output); err != nil {
 		return err
 	}
 	p := o.streams.printer(false)
 	defer p.Close()
-	o.opts.RunID, o.opts.Report = runID("train"), p.Report
-	warnings, err := o.opts.Validate(capacity)
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(o.streams.ErrOut, "warning:", w)
-	}
-	res, rec, err := workload.Train(ctx, env.clients, o.opts)
+	res, err := runs.Train(ctx, o.env(p, ""), o.TrainOptions)
 	p.Close()
-	if err != nil && rec.Outcome == "" {
+	if res.Dir == "" {
 		return err
 	}
-	if rerr := env.report(ctx, o.streams, o.output, o.resultsDir, o.opts.Namespace, rec, res, func(w io.Writer) { printTrain(w, res) }); rerr != nil {
-		return rerr
+	if ferr := o.finish(res, o.output, func(w io.Writer) { printTrain(w, res) }); ferr != nil {
+		return ferr
 	}
 	return err
 }
 
-func printTrain(w io.Writer, r workload.TrainResult) {
+func printTrain(w io.Writer, r runs.TrainResult) {
 	fmt.Fprintf(w, "train: %d jobs × %d pods × %d GPUs — %s after %.1fs\n", r.Jobs, r.PodsPerJob, r.GPUsPerPod, r.Outcome, r.DurationSeconds)
 	fmt.Fprintf(w, "  jobs fully running %d, partly %d, not at all %d\n", r.JobsStarted, r.JobsPartial, r.JobsWaiting)
 	l := r.StartLatency
