@@ -3,23 +3,26 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
-	"github.com/ghostfleet/ghostfleet/fleet/requests"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 type nodesOptions struct {
 	*globals
-	gpuProfile string
-	workers    int
-	noWait     bool
+	runs.NodesOptions
+	output string
 }
 
 func newNodesCommand(g *globals) *cobra.Command {
-	o := &nodesOptions{globals: g}
+	o := &nodesOptions{globals: g, NodesOptions: runs.NewNodesOptions()}
 	cmd := &cobra.Command{
 		Use:   "nodes N",
 		Short: "Scale the fleet to exactly N fake GPU nodes",
@@ -47,52 +50,51 @@ Only nodes that GhostFleet created are ever deleted.`, fleet.MaxNodes, fleet.Nod
 		return err
 	})
 	fs := cmd.Flags()
-	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU server new nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
-	fs.IntVar(&o.workers, "workers", 64, "requests in flight at once")
-	fs.BoolVar(&o.noWait, "no-wait", false, "return once the nodes exist, without waiting for them to be Ready")
+	fs.StringVar(&o.GPUProfile, "gpu-profile", o.GPUProfile, "GPU server new nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
+	fs.IntVar(&o.Workers, "workers", o.Workers, "requests in flight at once")
+	fs.BoolVar(&o.NoWait, "no-wait", false, "return once the nodes exist, without waiting for them to be Ready")
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	_ = cmd.RegisterFlagCompletionFunc("gpu-profile", fixed(fleet.GPUProfileNames()...))
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
 }
 
 func (o *nodesOptions) run(ctx context.Context, arg string) error {
-	n, err := fleet.ParseNodeCount(arg)
-	if err != nil {
+	if err := checkOutput(o.output); err != nil {
 		return err
 	}
-	gpu, err := fleet.LookupGPUProfile(o.gpuProfile)
-	if err != nil {
-		return err
-	}
-	if o.workers < 1 || o.workers > 1024 {
-		return fmt.Errorf("--workers %d is out of range: allowed are 1-1024", o.workers)
-	}
-	t := o.target()
-	counter := requests.NewCounter()
-	cs, err := t.CountedClientset(true, counter)
-	if err != nil {
+	var err error
+	if o.Count, err = fleet.ParseNodeCount(arg); err != nil {
 		return err
 	}
 	p := o.streams.printer(false)
 	defer p.Close()
-	res, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: n, Profile: gpu, Workers: o.workers, WaitReady: !o.noWait, Report: p.Report})
+	res, err := runs.Nodes(ctx, o.env(p, ""), o.NodesOptions)
 	p.Close()
 	if err != nil {
-		printRequests(o.streams.ErrOut, counter.Stats())
-		if t.Attached() && ctx.Err() == nil && res.Created > 0 {
-			return fmt.Errorf("%w (is a kwok controller managing fake nodes on %s?)", err, t)
+		if res.Outcome != "" { // it sent requests: say what they met
+			printRequests(o.streams.ErrOut, res.Requests)
 		}
 		return err
 	}
-	out := o.streams.Out
-	fmt.Fprintf(out, "%s has %d GhostFleet nodes: %d created, %d deleted, %d kept; requests done in %s",
-		t, n, res.Created, res.Deleted, res.Kept, round(res.CreateTime))
-	if res.ReadyTime > 0 {
-		fmt.Fprintf(out, ", all Ready in %s", round(res.ReadyTime))
-	}
-	fmt.Fprintln(out)
-	printRequests(out, counter.Stats())
-	for profile, count := range res.OtherProfiles {
-		fmt.Fprintf(out, "  note: %d kept nodes are %s, not %s; `ghostfleet nodes 0` first for a uniform fleet\n", count, profile, gpu.Name)
-	}
-	return nil
+	return o.finish(res, o.output, func(w io.Writer) { printNodes(w, res) })
 }
+
+func printNodes(w io.Writer, r runs.NodesResult) {
+	if r.Outcome == runs.Interrupted {
+		fmt.Fprintf(w, "%s: scaling to %d GhostFleet nodes interrupted: %d created, %d deleted, %d kept\n", r.Cluster, r.Nodes, r.Created, r.Deleted, r.Kept)
+	} else {
+		fmt.Fprintf(w, "%s has %d GhostFleet nodes: %d created, %d deleted, %d kept; requests done in %s",
+			r.Cluster, r.Nodes, r.Created, r.Deleted, r.Kept, round(fromSeconds(r.CreateSeconds)))
+		if r.ReadySeconds > 0 {
+			fmt.Fprintf(w, ", all Ready in %s", round(fromSeconds(r.ReadySeconds)))
+		}
+		fmt.Fprintln(w)
+	}
+	printRequests(w, r.Requests)
+	for _, profile := range slices.Sorted(maps.Keys(r.OtherProfiles)) {
+		fmt.Fprintf(w, "  note: %d kept nodes are %s, not %s; `ghostfleet nodes 0` first for a uniform fleet\n", r.OtherProfiles[profile], profile, r.GPUProfile)
+	}
+}
+
+func fromSeconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -2,14 +2,16 @@ package app
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 func newUnloadCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "unload",
 		Short: "Remove every GhostFleet workload (its namespaces and their pods)",
 		Long: `Delete every namespace labelled ghostfleet.io/workloads=true — the pods,
@@ -17,16 +19,24 @@ Deployments and Jobs of load, churn and other runs — and wait until they
 are gone. Nodes, the cluster and results/ stay.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cs, err := g.target().Clientset(true)
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			p := g.streams.printer(false)
+			defer p.Close()
+			res, err := runs.Unload(cmd.Context(), g.env(p, ""), runs.UnloadOptions{})
+			p.Close()
 			if err != nil {
 				return err
 			}
-			n, err := workload.DeleteAll(cmd.Context(), cs)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(g.streams.Out, "removed %d workload namespaces\n", n)
-			return nil
+			return g.finish(res, output, func(w io.Writer) {
+				if res.Outcome == runs.Completed {
+					fmt.Fprintf(w, "removed %d workload namespaces\n", res.Namespaces)
+				}
+			})
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
+	return cmd
 }
