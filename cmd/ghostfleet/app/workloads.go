@@ -1,17 +1,13 @@
 package app
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
-	"strconv"
-	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
-	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
@@ -42,71 +38,6 @@ func (g *globals) runEnv(prometheusURL string) (runEnv, error) {
 	return env, err
 }
 
-// startWorkload checks what every workload command checks first: the
-// output format, the fleet (up, attached) and its capacity, refusing
-// fleets where pods could land on real nodes.
-func (g *globals) startWorkload(ctx context.Context, output, prometheusURL string) (runEnv, workload.Capacity, error) {
-	if err := checkOutput(output); err != nil {
-		return runEnv{}, workload.Capacity{}, err
-	}
-	env, err := g.runEnv(prometheusURL)
-	if err != nil {
-		return env, workload.Capacity{}, err
-	}
-	capacity, err := workload.CheckFleet(ctx, env.clients.Admin)
-	return env, capacity, err
-}
-
-func (e runEnv) clusterName() string {
-	if e.target.Attached() {
-		return e.target.String()
-	}
-	return e.target.Name
-}
-
-// writeRecord completes and writes a run record; it returns the folder.
-func (e runEnv) writeRecord(root string, rec record.Record) (string, error) {
-	rec.Cluster, rec.Profile = e.clusterName(), e.profile
-	if rec.Ended.IsZero() {
-		rec.Ended = time.Now().UTC()
-	}
-	return record.WriteRecord(root, rec)
-}
-
-func runID(kind string) string {
-	return kind + "-" + time.Now().UTC().Format("20060102-150405")
-}
-
-func parseCount(name, s string, lo, hi int) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%s %q is not a whole number: allowed are %d-%d", name, s, lo, hi)
-	}
-	if n < lo || n > hi {
-		return 0, fmt.Errorf("%s %d is out of range: allowed are %d-%d", name, n, lo, hi)
-	}
-	return n, nil
-}
-
-func parseRate(s string) (float64, error) {
-	r, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("rate %q is not a number: allowed are more than 0 and at most 5000 pods/s", s)
-	}
-	return r, nil
-}
-
-func parseDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		if n, nerr := strconv.Atoi(s); nerr == nil {
-			return time.Duration(n) * time.Second, nil // the seed's "churn 200 600": seconds
-		}
-		return 0, fmt.Errorf("duration %q is not a duration: use seconds (600) or Go form (10m, 90s)", s)
-	}
-	return d, nil
-}
-
 func checkOutput(o string) error {
 	if o != "text" && o != "json" {
 		return fmt.Errorf("--output %q is not supported: allowed are text, json", o)
@@ -118,32 +49,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// report ends every workload command alike: write the run record, print
-// the result (JSON, or text by printText), say where the record is and
-// what an interrupted run left in namespace ns (none when ns is empty: the
-// run cleaned up), and exit 130 if it was interrupted.
-func (e runEnv) report(ctx context.Context, s Streams, output, resultsDir, ns string, rec record.Record, res any, printText func(io.Writer)) error {
-	dir, err := e.writeRecord(resultsDir, rec)
-	if err != nil {
-		return fmt.Errorf("writing the run record: %w", err)
-	}
-	if output == "json" {
-		if err := writeJSON(s.Out, res); err != nil {
-			return err
-		}
-	} else {
-		printText(s.Out)
-	}
-	fmt.Fprintf(s.ErrOut, "run record: %s\n", dir)
-	if ctx.Err() != nil {
-		if ns != "" {
-			fmt.Fprintf(s.ErrOut, "interrupted: the run's pods are left in namespace %s; `ghostfleet unload` removes every GhostFleet workload\n", ns)
-		}
-		return exitError{code: 130}
-	}
-	return nil
 }
 
 // env is where a command's run happens: the target cluster, the results
