@@ -13,7 +13,6 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
-	"github.com/ghostfleet/ghostfleet/metrics/report"
 	"github.com/ghostfleet/ghostfleet/tui"
 )
 
@@ -63,33 +62,6 @@ func lineWith(s string) func(string) string {
 		}
 		return strings.TrimSpace(lines[0])
 	}
-}
-
-// sloCounts summarises a snapshot by its verdicts, e.g. "SLOs: 4 pass, 1 fail".
-func sloCounts(out string) string {
-	var parts []string
-	for _, s := range []string{report.StatusPass, report.StatusFail, report.StatusNoData} {
-		n := 0
-		for _, l := range strings.Split(out, "\n") {
-			if strings.HasPrefix(l, "  "+s+" ") {
-				n++
-			}
-		}
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, s))
-		}
-	}
-	return "SLOs: " + strings.Join(parts, ", ")
-}
-
-// faultArgs turns the fault form into `ghostfleet fault` arguments: node
-// faults take --nodes, pod-exit and clear take their flags.
-func faultArgs(v []string) []string {
-	args := []string{"fault", v[0]}
-	if info, err := fault.LookupKind(v[0]); err == nil && info.Scope == "nodes" {
-		args = append(args, "--nodes", v[1])
-	}
-	return append(args, strings.Fields(v[2])...)
 }
 
 // folderIn finds the results folder a command named in its output.
@@ -142,7 +114,7 @@ func (r consoleReporter) Live(c runs.RateControl) {
 // actions are the console's keys that start runs, each a subcommand.
 func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 	f := func(label, def, help string) tui.Field { return tui.Field{Label: label, Default: def, Help: help} }
-	load := runs.NewLoadOptions()
+	load, snap, cl2Opts := runs.NewLoadOptions(), runs.NewSnapshotOptions(), runs.NewCL2Options()
 	acts := map[tui.ActionKey]tui.Action{
 		tui.ActNodes: {
 			Name: "Scale the fleet", Fields: []tui.Field{f("nodes", "1000", "GhostFleet nodes wanted")},
@@ -198,14 +170,19 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 			}),
 		},
 		tui.ActSnapshot: {
-			Name: "Snapshot", Fields: []tui.Field{f("since", "15m", "window before now")},
+			Name: "Snapshot", Fields: []tui.Field{f("since", snap.Since.String(), "window before now")},
 			Describe: func(v []string) string { return "snapshot " + v[0] },
-			Run:      o.command(sloCounts, func(v []string) []string { return []string{"snapshot", "--since", v[0]} }),
+			Run: runAction(o, func(v []string) (runs.SnapshotOptions, error) {
+				opts := runs.NewSnapshotOptions()
+				var err error
+				opts.Since, err = runs.Duration("since", v[0])
+				return opts, err
+			}, runs.Snapshot),
 		},
 		tui.ActReport: {
 			Name:     "Report of the latest snapshot",
 			Describe: func([]string) string { return "report" },
-			Run:      o.command(lineWith(""), func([]string) []string { return []string{"report"} }),
+			Run:      runAction(o, func([]string) (runs.ReportOptions, error) { return runs.ReportOptions{}, nil }, runs.Report),
 		},
 		tui.ActUnload: {
 			Name:     "Remove workloads",
@@ -215,20 +192,31 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 		},
 		tui.ActCL2: {
 			Name: "ClusterLoader2 density run (experiment E)",
-			Fields: []tui.Field{f("config", cl2.DefaultConfig, "CL2 test config"), f("pods per node", "4", "saturation pods"),
+			Fields: []tui.Field{f("config", cl2Opts.Config, "CL2 test config"), f("pods per node", "4", "saturation pods"),
 				f("throughput", "50", "pods/s created")},
 			Describe: func(v []string) string { return "cl2 " + filepath.Base(v[0]) },
-			Run: o.command(lineWith("cl2:"), func(v []string) []string {
-				return []string{"cl2", "--config", v[0], "--pods-per-node", v[1], "--throughput", v[2]}
-			}),
+			Run: runAction(o, func(v []string) (runs.CL2Options, error) {
+				opts := runs.NewCL2Options()
+				opts.Config = v[0]
+				var err error
+				if opts.PodsPerNode, err = runs.Int("pods per node", v[1]); err != nil {
+					return opts, err
+				}
+				opts.Throughput, err = runs.Float("throughput", v[2])
+				return opts, err
+			}, runs.CL2),
 		},
 		tui.ActFaults: {
 			Name: "Fault",
 			Fields: []tui.Field{f("fault", string(fault.GPUXid), strings.Join(append(fault.KindNames(), "clear"), ", ")),
 				f("nodes", "5", "node faults: how many"),
-				{Label: "flags", Help: "e.g. --xid 48 · --exit-code 3 -n gf-load --delay 10s --jitter 20s · --all", Optional: true}},
+				f("xid", fmt.Sprint(fault.DefaultXid), "gpu-xid: the Xid (48, 63, 64, 74, 79, 94, 95…)"),
+				{Label: "exit code", Help: "pod-exit: the containers' exit code, 0-255 (NCCL test failure: 3)", Optional: true},
+				f("namespace", "gf-load", "pod-exit: the pods' namespace"),
+				f("delay", "0s", "pod-exit: fail this long from now…"),
+				f("jitter", "0s", "pod-exit: …plus up to this, per pod")},
 			Describe: func(v []string) string { return "fault " + v[0] },
-			Run:      o.command(lineWith(""), faultArgs),
+			Run:      runAction(o, faultForm, runFaultForm),
 		},
 	}
 	if _, _, err := cl2.Find(""); err != nil {
@@ -242,4 +230,53 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 		acts[tui.ActNodes] = a
 	}
 	return acts
+}
+
+// faultRequest is the fault form's choice: a fault, or clearing all.
+type faultRequest struct {
+	clear bool
+	fault runs.FaultOptions
+}
+
+// faultForm reads the fault form: node faults take the node count (and
+// gpu-xid its Xid), pod-exit its exit code, namespace and window; clear
+// clears every fault.
+func faultForm(v []string) (faultRequest, error) {
+	if v[0] == "clear" {
+		return faultRequest{clear: true}, nil
+	}
+	kind := fault.Kind(v[0])
+	info, err := fault.LookupKind(v[0])
+	if err != nil {
+		return faultRequest{}, err
+	}
+	opts := runs.NewFaultOptions(kind)
+	if info.Scope == "nodes" {
+		if opts.Nodes, err = runs.Int("nodes", v[1]); err != nil {
+			return faultRequest{}, err
+		}
+		if kind == fault.GPUXid {
+			opts.Xid, err = runs.Int("xid", v[2])
+		}
+		return faultRequest{fault: opts}, err
+	}
+	if v[3] == "" {
+		return faultRequest{}, fmt.Errorf("exit code is required for pod-exit: the code the containers exit with, 0-255 (NCCL test failure: 3)")
+	}
+	if opts.ExitCode, err = runs.Int("exit code", v[3]); err != nil {
+		return faultRequest{}, err
+	}
+	opts.Namespace = v[4]
+	if opts.Delay, err = runs.Duration("delay", v[5]); err != nil {
+		return faultRequest{}, err
+	}
+	opts.Jitter, err = runs.Duration("jitter", v[6])
+	return faultRequest{fault: opts}, err
+}
+
+func runFaultForm(ctx context.Context, env runs.Env, r faultRequest) (runs.Result, error) {
+	if r.clear {
+		return runs.Clear(ctx, env, runs.ClearOptions{All: true})
+	}
+	return runs.Fault(ctx, env, r.fault)
 }
