@@ -65,6 +65,13 @@ type NodesResult struct {
 
 // Summary is the scale in one line.
 func (r NodesResult) Summary() string {
+	if r.Outcome != Completed {
+		how := "failed"
+		if r.Outcome == Interrupted {
+			how = Interrupted
+		}
+		return fmt.Sprintf("scaling to %d nodes %s: %d created, %d deleted, %d kept", r.Nodes, how, r.Created, r.Deleted, r.Kept)
+	}
 	s := fmt.Sprintf("%d nodes: %d created, %d deleted, %d kept in %.1fs", r.Nodes, r.Created, r.Deleted, r.Kept, r.CreateSeconds)
 	if r.ReadySeconds > 0 {
 		s += fmt.Sprintf(", Ready in %.1fs", r.ReadySeconds)

@@ -31,6 +31,14 @@ func TestNodesResultJSON(t *testing.T) {
 	if got, want := res.Summary(), "1000 nodes: 600 created, 0 deleted, 400 kept in 12.5s, Ready in 20.0s, 3 × 429"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
+	res.Outcome = Interrupted
+	if got, want := res.Summary(), "scaling to 1000 nodes interrupted: 600 created, 0 deleted, 400 kept"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	res.Outcome = "failed: listing nodes: boom"
+	if got, want := res.Summary(), "scaling to 1000 nodes failed: 600 created, 0 deleted, 400 kept"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
 }
 
 func TestNodesOptionsValidate(t *testing.T) {

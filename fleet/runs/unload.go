@@ -22,8 +22,11 @@ type UnloadResult struct {
 
 // Summary is the unload in one line.
 func (r UnloadResult) Summary() string {
-	if r.Outcome == Interrupted {
+	switch {
+	case r.Outcome == Interrupted:
 		return "unload interrupted: workload namespaces may be left"
+	case r.Outcome != Completed:
+		return "unload " + r.Outcome
 	}
 	return fmt.Sprintf("removed %d workload namespaces", r.Namespaces)
 }

@@ -19,4 +19,8 @@ func TestUnloadResultJSON(t *testing.T) {
 	if got, want := res.Summary(), "unload interrupted: workload namespaces may be left"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
+	res.Outcome = "failed: deleting namespace gf-load: forbidden"
+	if got, want := res.Summary(), "unload failed: deleting namespace gf-load: forbidden"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
 }
