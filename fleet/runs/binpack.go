@@ -55,6 +55,9 @@ func (r BinpackResult) Summary() string {
 // records the run; the pods stay until `ghostfleet unload`. A run that
 // stalls, times out or is interrupted returns its result and a nil error.
 func Binpack(ctx context.Context, env Env, o BinpackOptions) (BinpackResult, error) {
+	if err := o.Check(); err != nil {
+		return BinpackResult{}, err // before the cluster: the same answer up or not
+	}
 	s, capacity, err := openWorkload(ctx, env)
 	if err != nil {
 		return BinpackResult{}, err

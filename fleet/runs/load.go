@@ -48,6 +48,9 @@ func (r LoadResult) Summary() string {
 // run that times out or is interrupted returns its result and a nil
 // error: its Outcome says so, and pods it left are named in Left.
 func Load(ctx context.Context, env Env, o LoadOptions) (LoadResult, error) {
+	if err := o.Check(); err != nil {
+		return LoadResult{}, err // before the cluster: the same answer up or not
+	}
 	s, capacity, err := openWorkload(ctx, env)
 	if err != nil {
 		return LoadResult{}, err

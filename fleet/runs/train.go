@@ -53,6 +53,9 @@ func (r TrainResult) Summary() string {
 // or is interrupted returns its result and a nil error; one whose every
 // job create failed is recorded, and returns its result and an error.
 func Train(ctx context.Context, env Env, o TrainOptions) (TrainResult, error) {
+	if err := o.Check(); err != nil {
+		return TrainResult{}, err // before the cluster: the same answer up or not
+	}
 	s, capacity, err := openWorkload(ctx, env)
 	if err != nil {
 		return TrainResult{}, err

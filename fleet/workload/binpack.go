@@ -62,6 +62,20 @@ type BinpackOptions struct {
 
 // Validate checks the options.
 func (o *BinpackOptions) Validate(c Capacity) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	for size := range o.Mix {
+		if int64(size) > c.MaxNodeGPUs {
+			return fmt.Errorf("mix size %d GPUs is more than any node has (largest: %d)", size, c.MaxNodeGPUs)
+		}
+	}
+	return nil
+}
+
+// Check checks what needs no cluster, each error naming the value and
+// what is allowed.
+func (o *BinpackOptions) Check() error {
 	switch {
 	case o.Fill <= 0 || o.Fill > 1:
 		return fmt.Errorf("fill %g is out of range: allowed are more than 0 and at most 1 (e.g. 0.95)", o.Fill)
@@ -69,11 +83,6 @@ func (o *BinpackOptions) Validate(c Capacity) error {
 		return fmt.Errorf("rate %g is out of range: allowed are more than 0 and at most 5000 pods/s", o.Rate)
 	case o.Timeout <= 0:
 		return fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
-	}
-	for size := range o.Mix {
-		if int64(size) > c.MaxNodeGPUs {
-			return fmt.Errorf("mix size %d GPUs is more than any node has (largest: %d)", size, c.MaxNodeGPUs)
-		}
 	}
 	if o.Report == nil {
 		o.Report = progress.Discard

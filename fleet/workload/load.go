@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,38 +61,44 @@ type LoadOptions struct {
 	Report        progress.Func `json:"-"`
 }
 
-// Validate checks the options against the fleet's capacity; warnings are
-// returned for the caller to show.
-func (o *LoadOptions) Validate(c Capacity, allowUnschedulable bool) (warnings []string, err error) {
-	switch {
-	case o.Pods < 1 || o.Pods > 100000:
-		return nil, fmt.Errorf("pod count %d is out of range: allowed are 1-100000", o.Pods)
-	case o.GPUs < 1:
-		return nil, fmt.Errorf("GPUs per pod %d is out of range: each pod must request at least 1 nvidia.com/gpu", o.GPUs)
-	case int64(o.GPUs) > c.MaxNodeGPUs && !allowUnschedulable:
-		return nil, fmt.Errorf("GPUs per pod %d is more than any node has (largest: %d): no pod could ever be scheduled; pass --allow-unschedulable to measure that anyway", o.GPUs, c.MaxNodeGPUs)
+// Check checks what needs no cluster, each error naming the value and
+// what is allowed; it fills in defaults (workers, progress).
+func (o *LoadOptions) Check() error {
+	if o.Pods < 1 || o.Pods > 100000 {
+		return fmt.Errorf("pod count %d is out of range: allowed are 1-100000", o.Pods)
 	}
-	valid := false
-	for _, m := range LoadModes {
-		valid = valid || m == o.Mode
+	if o.GPUs < 1 {
+		return fmt.Errorf("GPUs per pod %d is out of range: each pod must request at least 1 nvidia.com/gpu", o.GPUs)
 	}
-	if !valid {
-		return nil, fmt.Errorf("mode %q is not supported: allowed are pods, deployment, job", o.Mode)
+	if !slices.Contains(LoadModes, o.Mode) {
+		return fmt.Errorf("mode %q is not supported: allowed are %s", o.Mode, strings.Join(LoadModes, ", "))
 	}
 	if o.Timeout <= 0 {
-		return nil, fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
+		return fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
 	}
 	if o.Workers <= 0 {
 		o.Workers = 100
 	}
 	if o.Rate < 0 || o.Rate > 5000 {
-		return nil, fmt.Errorf("rate %g is out of range: allowed are 0 (a burst) or more than 0 and at most 5000 pods/s", o.Rate)
+		return fmt.Errorf("rate %g is out of range: allowed are 0 (a burst) or more than 0 and at most 5000 pods/s", o.Rate)
 	}
 	if o.Rate > 0 && o.Mode != ModePods {
-		return nil, fmt.Errorf("--rate %g needs --mode pods: in %s mode the controller-manager creates the pods at its own pace", o.Rate, o.Mode)
+		return fmt.Errorf("--rate %g needs --mode pods: in %s mode the controller-manager creates the pods at its own pace", o.Rate, o.Mode)
 	}
 	if o.Report == nil {
 		o.Report = progress.Discard
+	}
+	return nil
+}
+
+// Validate checks the options (Check) and then against the fleet's
+// capacity; warnings are returned for the caller to show.
+func (o *LoadOptions) Validate(c Capacity, allowUnschedulable bool) (warnings []string, err error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if int64(o.GPUs) > c.MaxNodeGPUs && !allowUnschedulable {
+		return nil, fmt.Errorf("GPUs per pod %d is more than any node has (largest: %d): no pod could ever be scheduled; pass --allow-unschedulable to measure that anyway", o.GPUs, c.MaxNodeGPUs)
 	}
 	if need := int64(o.Pods) * int64(o.GPUs); need > c.FreeGPUs {
 		warnings = append(warnings, fmt.Sprintf("%d pods × %d GPUs need %d GPUs but the fleet has %d free on %d nodes: about %d pods will stay unschedulable",

@@ -36,26 +36,38 @@ type TrainOptions struct {
 
 // Validate checks the options.
 func (o *TrainOptions) Validate(c Capacity) (warnings []string, err error) {
-	switch {
-	case o.Jobs < 1 || o.Jobs > 10000:
-		return nil, fmt.Errorf("job count %d is out of range: allowed are 1-10000", o.Jobs)
-	case o.PodsPerJob < 1 || o.PodsPerJob > 1000:
-		return nil, fmt.Errorf("pods per job %d is out of range: allowed are 1-1000", o.PodsPerJob)
-	case o.GPUsPerPod < 1 || int64(o.GPUsPerPod) > c.MaxNodeGPUs:
-		return nil, fmt.Errorf("GPUs per pod %d is out of range: allowed are 1-%d (the largest node)", o.GPUsPerPod, c.MaxNodeGPUs)
-	case o.Timeout <= 0:
-		return nil, fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
-	case o.Stall < 0:
-		return nil, fmt.Errorf("stall %s is out of range: it must be 0 (never) or more", o.Stall)
+	if err := o.Check(); err != nil {
+		return nil, err
 	}
-	if o.Report == nil {
-		o.Report = progress.Discard
+	if int64(o.GPUsPerPod) > c.MaxNodeGPUs {
+		return nil, fmt.Errorf("GPUs per pod %d is out of range: allowed are 1-%d (the largest node)", o.GPUsPerPod, c.MaxNodeGPUs)
 	}
 	if need := int64(o.Jobs * o.PodsPerJob * o.GPUsPerPod); need > c.FreeGPUs {
 		warnings = append(warnings, fmt.Sprintf("%d jobs × %d pods × %d GPUs need %d GPUs; %d are free: not every job can start, and without gang scheduling the ones that start partly hold GPUs they cannot use",
 			o.Jobs, o.PodsPerJob, o.GPUsPerPod, need, c.FreeGPUs))
 	}
 	return warnings, nil
+}
+
+// Check checks what needs no cluster, each error naming the value and
+// what is allowed.
+func (o *TrainOptions) Check() error {
+	switch {
+	case o.Jobs < 1 || o.Jobs > 10000:
+		return fmt.Errorf("job count %d is out of range: allowed are 1-10000", o.Jobs)
+	case o.PodsPerJob < 1 || o.PodsPerJob > 1000:
+		return fmt.Errorf("pods per job %d is out of range: allowed are 1-1000", o.PodsPerJob)
+	case o.GPUsPerPod < 1:
+		return fmt.Errorf("GPUs per pod %d is out of range: each pod must request at least 1 nvidia.com/gpu", o.GPUsPerPod)
+	case o.Timeout <= 0:
+		return fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
+	case o.Stall < 0:
+		return fmt.Errorf("stall %s is out of range: it must be 0 (never) or more", o.Stall)
+	}
+	if o.Report == nil {
+		o.Report = progress.Discard
+	}
+	return nil
 }
 
 // TrainResult is what a training run measured.

@@ -1,13 +1,12 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/cl2"
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
@@ -29,51 +28,6 @@ func (o *consoleOptions) subcommand(ctx context.Context, s Streams, args ...stri
 	root := NewRootCommand(s)
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
-}
-
-// command is an action that runs a subcommand: the console starts exactly
-// what the command line does, recorded the same way. summary picks the
-// activity pane's line from the command's output.
-func (o *consoleOptions) command(summary func(out string) string, args func(v []string) []string) func(context.Context, []string, tui.Control) (tui.Outcome, error) {
-	return func(ctx context.Context, values []string, ctl tui.Control) (tui.Outcome, error) {
-		var out, errOut bytes.Buffer
-		s := Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Progress: ctl.Report, Live: ctl.Live}
-		err := o.subcommand(ctx, s, args(values)...)
-		res := tui.Outcome{Summary: summary(out.String()), Dir: folderIn(out.String() + errOut.String())}
-		var exit exitError
-		switch {
-		case errors.As(err, &exit) && exit.code == 130:
-			return res, nil // interrupted: the command recorded it and cleaned up
-		case errors.As(err, &exit) && exit.msg == "":
-			return res, fmt.Errorf("exit status %d", exit.code)
-		}
-		return res, err
-	}
-}
-
-// lineWith summarises by the first output line containing s, or the first.
-func lineWith(s string) func(string) string {
-	return func(out string) string {
-		lines := strings.Split(strings.TrimSpace(out), "\n")
-		for _, l := range lines {
-			if strings.Contains(l, s) {
-				return strings.TrimSpace(l)
-			}
-		}
-		return strings.TrimSpace(lines[0])
-	}
-}
-
-// folderIn finds the results folder a command named in its output.
-func folderIn(out string) string {
-	for _, l := range strings.Split(out, "\n") {
-		for _, marker := range []string{"run record: ", "written to "} {
-			if _, after, ok := strings.Cut(l, marker); ok {
-				return strings.TrimSpace(after)
-			}
-		}
-	}
-	return ""
 }
 
 // runAction is an action that starts a run through the run API: parse
@@ -111,15 +65,22 @@ func (r consoleReporter) Live(c runs.RateControl) {
 	}
 }
 
-// actions are the console's keys that start runs, each a subcommand.
+// actions are the console's keys that start runs, each through the run
+// API exactly as its subcommand does, recorded the same way.
 func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 	f := func(label, def, help string) tui.Field { return tui.Field{Label: label, Default: def, Help: help} }
 	load, snap, cl2Opts := runs.NewLoadOptions(), runs.NewSnapshotOptions(), runs.NewCL2Options()
+	nodes, train, churn, limited := runs.NewNodesOptions(), runs.NewTrainOptions(), runs.NewChurnOptions(false), runs.NewChurnOptions(true)
 	acts := map[tui.ActionKey]tui.Action{
 		tui.ActNodes: {
-			Name: "Scale the fleet", Fields: []tui.Field{f("nodes", "1000", "GhostFleet nodes wanted")},
+			Name: "Scale the fleet", Fields: []tui.Field{f("nodes", fmt.Sprint(nodes.Count), "GhostFleet nodes wanted")},
 			Describe: func(v []string) string { return "nodes " + v[0] },
-			Run:      o.command(lineWith("nodes"), func(v []string) []string { return []string{"nodes", v[0]} }),
+			Run: runAction(o, func(v []string) (runs.NodesOptions, error) {
+				opts := runs.NewNodesOptions()
+				var err error
+				opts.Count, err = fleet.ParseNodeCount(v[0])
+				return opts, err
+			}, runs.Nodes),
 		},
 		tui.ActLoad: {
 			Name: "Load: N pods of G GPUs",
@@ -147,27 +108,35 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 		},
 		tui.ActChurn: {
 			Name:     "Churn: open-loop create/delete",
-			Fields:   []tui.Field{f("rate", "50", "pods/s"), f("duration", "60s", "10m, 600")},
+			Fields:   []tui.Field{f("rate", fmt.Sprint(churn.Rate), "pods/s"), f("duration", churn.Duration.String(), "10m, 600")},
 			Describe: func(v []string) string { return fmt.Sprintf("churn %s/s", v[0]) },
-			Run:      o.command(lineWith("creates:"), func(v []string) []string { return []string{"churn", v[0], v[1]} }),
+			Run:      runAction(o, churnForm(false), runs.Churn),
 		},
 		tui.ActChurnLimited: {
 			Name: "Churn-limited: bounded in-flight requests",
-			Fields: []tui.Field{f("rate", "100", "pods/s"), f("duration", "60s", "10m, 600"),
-				f("concurrency", "50", "requests in flight at most")},
+			Fields: []tui.Field{f("rate", fmt.Sprint(limited.Rate), "pods/s"), f("duration", limited.Duration.String(), "10m, 600"),
+				f("concurrency", fmt.Sprint(limited.Concurrency), "requests in flight at most")},
 			Describe: func(v []string) string { return fmt.Sprintf("churn-limited %s/s", v[0]) },
-			Run: o.command(lineWith("creates:"), func(v []string) []string {
-				return []string{"churn-limited", v[0], v[1], "--concurrency", v[2]}
-			}),
+			Run:      runAction(o, churnForm(true), runs.Churn),
 		},
 		tui.ActTrain: {
 			Name: "Training jobs",
-			Fields: []tui.Field{f("jobs", "100", "Indexed Jobs"), f("pods per job", "8", "workers"),
-				f("GPUs per pod", "8", "8: whole DGX nodes")},
+			Fields: []tui.Field{f("jobs", fmt.Sprint(train.Jobs), "Indexed Jobs"), f("pods per job", fmt.Sprint(train.PodsPerJob), "workers"),
+				f("GPUs per pod", fmt.Sprint(train.GPUsPerPod), "8: whole DGX nodes")},
 			Describe: func(v []string) string { return fmt.Sprintf("train %s×%s×%s", v[0], v[1], v[2]) },
-			Run: o.command(lineWith("jobs"), func(v []string) []string {
-				return []string{"train", "--jobs", v[0], "--pods-per-job", v[1], "--gpus-per-pod", v[2]}
-			}),
+			Run: runAction(o, func(v []string) (runs.TrainOptions, error) {
+				opts := runs.NewTrainOptions()
+				var err error
+				for i, field := range []struct {
+					name string
+					to   *int
+				}{{"jobs", &opts.Jobs}, {"pods per job", &opts.PodsPerJob}, {"GPUs per pod", &opts.GPUsPerPod}} {
+					if *field.to, err = runs.Int(field.name, v[i]); err != nil {
+						return opts, err
+					}
+				}
+				return opts, nil
+			}, runs.Train),
 		},
 		tui.ActSnapshot: {
 			Name: "Snapshot", Fields: []tui.Field{f("since", snap.Since.String(), "window before now")},
@@ -188,7 +157,7 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 			Name:     "Remove workloads",
 			Confirm:  "remove every GhostFleet workload (pods, Deployments, Jobs)? y: remove, any other key: keep",
 			Describe: func([]string) string { return "unload" },
-			Run:      o.command(lineWith("removed"), func([]string) []string { return []string{"unload"} }),
+			Run:      runAction(o, func([]string) (runs.UnloadOptions, error) { return runs.UnloadOptions{}, nil }, runs.Unload),
 		},
 		tui.ActCL2: {
 			Name: "ClusterLoader2 density run (experiment E)",
@@ -279,4 +248,23 @@ func runFaultForm(ctx context.Context, env runs.Env, r faultRequest) (runs.Resul
 		return runs.Clear(ctx, env, runs.ClearOptions{All: true})
 	}
 	return runs.Fault(ctx, env, r.fault)
+}
+
+// churnForm reads the churn forms: rate and duration, and for
+// churn-limited the concurrency.
+func churnForm(limited bool) func([]string) (runs.ChurnOptions, error) {
+	return func(v []string) (runs.ChurnOptions, error) {
+		opts := runs.NewChurnOptions(limited)
+		var err error
+		if opts.Rate, err = runs.Float("rate", v[0]); err != nil {
+			return opts, err
+		}
+		if opts.Duration, err = runs.Duration("duration", v[1]); err != nil {
+			return opts, err
+		}
+		if limited {
+			opts.Concurrency, err = runs.Int("concurrency", v[2])
+		}
+		return opts, err
+	}
 }

@@ -28,8 +28,6 @@ type printer struct {
 	total    int
 	lastBeat time.Time
 
-	forward progress.Func // the console, when it runs the command
-
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -82,9 +80,6 @@ func (p *printer) tick() {
 
 // Report handles one event; it is a progress.Func.
 func (p *printer) Report(e progress.Event) {
-	if p.forward != nil {
-		p.forward(e)
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch e.Kind {

@@ -5,30 +5,17 @@ import (
 	"os"
 
 	"golang.org/x/term"
-
-	"github.com/ghostfleet/ghostfleet/fleet/progress"
-	"github.com/ghostfleet/ghostfleet/tui"
 )
 
-// Streams are the command's standard streams, injectable for tests. When
-// the console runs a command, its progress and live controls go to the
-// console too.
+// Streams are the command's standard streams, injectable for tests.
 type Streams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
-	// Progress, when set, receives every progress event as well.
-	Progress progress.Func
-	// Live, when set, receives a running churn so its rate can change.
-	Live func(tui.RateControl)
 }
 
-// printer returns the progress printer for ErrOut, forwarding to Progress.
-func (s Streams) printer(verbose bool) *printer {
-	p := newPrinter(s.ErrOut, verbose)
-	p.forward = s.Progress
-	return p
-}
+// printer returns the progress printer for ErrOut.
+func (s Streams) printer(verbose bool) *printer { return newPrinter(s.ErrOut, verbose) }
 
 // StdStreams returns the process's standard streams.
 func StdStreams() Streams {

@@ -11,7 +11,6 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
-	"github.com/ghostfleet/ghostfleet/tui"
 )
 
 // runEnv is what every workload command needs: the clients, the fleet's
@@ -52,25 +51,16 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // env is where a command's run happens: the target cluster, the results
-// folder, and p (with the console's forwarding, when it runs the command)
-// hearing the run.
+// folder, and p printing what the run reports.
 func (g *globals) env(p *printer, prometheusURL string) runs.Env {
-	return runs.Env{Target: g.target(), ResultsDir: g.resultsDir, PrometheusURL: prometheusURL, Reporter: cliReporter{p, g.streams.Live}}
+	return runs.Env{Target: g.target(), ResultsDir: g.resultsDir, PrometheusURL: prometheusURL, Reporter: cliReporter{p}}
 }
 
 // cliReporter hears a run for the command line: progress on standard
-// error; a churn's rate control goes to the console when it runs the
-// command.
-type cliReporter struct {
-	*printer
-	live func(tui.RateControl)
-}
+// error. Nobody changes a churn's rate from a shell.
+type cliReporter struct{ *printer }
 
-func (r cliReporter) Live(c runs.RateControl) {
-	if r.live != nil {
-		r.live(c)
-	}
-}
+func (cliReporter) Live(runs.RateControl) {}
 
 // finish ends every run command alike: it prints the typed result (-o
 // json: exactly the result; text: printText), says where the run folder
