@@ -49,6 +49,16 @@ func (s State) PrometheusURL() string {
 
 func statePath(name string) string { return filepath.Join(clusterWorkdir(name), "ghostfleet.json") }
 
+// UpState reads the state of GhostFleet's fleet name, or says that it is
+// not up and what to do.
+func UpState(name string) (State, error) {
+	st, err := LoadState(name)
+	if err != nil {
+		return st, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
+	}
+	return st, nil
+}
+
 // LoadState reads the recorded state of the cluster called name.
 func LoadState(name string) (State, error) {
 	data, err := os.ReadFile(statePath(name))

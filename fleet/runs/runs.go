@@ -104,9 +104,9 @@ type session struct {
 func open(env Env) (session, error) {
 	s := session{env: env, prometheusURL: env.PrometheusURL}
 	if !env.Target.Attached() {
-		st, err := fleet.LoadState(env.Target.Name)
+		st, err := fleet.UpState(env.Target.Name)
 		if err != nil {
-			return s, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", env.Target.Name)
+			return s, err
 		}
 		s.profile, s.prometheusURL = st.Profile, st.PrometheusURL()
 	}

@@ -49,9 +49,9 @@ func ownFleet(env Env, what string) error {
 
 // snapshotTools resolves the etcd tools for the fleet's versions.
 func snapshotTools(ctx context.Context, env Env, b Binaries, restore bool) (fleet.SnapshotTools, error) {
-	st, err := fleet.LoadState(env.Target.Name)
+	st, err := fleet.UpState(env.Target.Name)
 	if err != nil {
-		return fleet.SnapshotTools{}, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", env.Target.Name)
+		return fleet.SnapshotTools{}, err
 	}
 	r, err := b.resolver(env.reporter().Report)
 	if err != nil {

@@ -75,9 +75,9 @@ func Save(ctx context.Context, name, root, stateName string, tools fleet.Snapsho
 	if err := ValidateName(stateName); err != nil {
 		return record.Record{}, "", err
 	}
-	st, err := fleet.LoadState(name)
+	st, err := fleet.UpState(name)
 	if err != nil {
-		return record.Record{}, "", fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
+		return record.Record{}, "", err
 	}
 	cs, err := fleet.Own(name).Clientset(true)
 	if err != nil {
@@ -172,9 +172,9 @@ func Restore(ctx context.Context, name, root, id string, tools fleet.SnapshotToo
 	if err != nil {
 		return record.Record{}, err
 	}
-	st, err := fleet.LoadState(name)
+	st, err := fleet.UpState(name)
 	if err != nil {
-		return record.Record{}, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
+		return record.Record{}, err
 	}
 	if saved.Cluster != name || !res.ClusterCreated.Equal(st.Created) {
 		return record.Record{}, fmt.Errorf("saved state %s is of fleet %q created %s, not of this fleet %q created %s: only a fleet's own states can be restored",

@@ -79,10 +79,10 @@ func (o *consoleOptions) run(ctx context.Context) error {
 	info := tui.Info{Cluster: t.String()}
 	promURL := o.prometheusURL
 	if !t.Attached() {
-		st, err := fleet.LoadState(t.Name)
+		st, err := fleet.UpState(t.Name)
 		if err != nil {
 			if once {
-				return fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", t.Name)
+				return err
 			}
 			// The console's promise: one command to a live fleet.
 			fmt.Fprintf(o.streams.ErrOut, "fleet %q is not up: bringing it up with `ghostfleet up`'s defaults\n", t.Name)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
@@ -79,16 +80,17 @@ func (o *faultOptions) addFlags(cmd *cobra.Command) {
 
 // clients checks the output format and returns the fault clients of a
 // fleet that is up (or of an attached cluster), for `fault list`.
-func (o *faultOptions) clients() (runEnv, fault.Clients, error) {
+func (o *faultOptions) clients() (fault.Clients, error) {
 	if err := checkOutput(o.output); err != nil {
-		return runEnv{}, fault.Clients{}, err
+		return fault.Clients{}, err
 	}
-	env, err := o.runEnv("")
-	if err != nil {
-		return env, fault.Clients{}, err
+	t := o.target()
+	if !t.Attached() {
+		if _, err := fleet.UpState(t.Name); err != nil {
+			return fault.Clients{}, err
+		}
 	}
-	c, err := fault.NewClients(env.target)
-	return env, c, err
+	return fault.NewClients(t)
 }
 
 // finishFault ends every fault command alike: a fault refused before it

@@ -33,7 +33,7 @@ failed yet and those that did.`,
 }
 
 func (o *faultListOptions) run(ctx context.Context) error {
-	_, c, err := o.clients()
+	c, err := o.clients()
 	if err != nil {
 		return err
 	}

@@ -7,35 +7,9 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
-	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
-
-// runEnv is what every workload command needs: the clients, the fleet's
-// profile and Prometheus, and where run records go.
-type runEnv struct {
-	target        fleet.Target
-	clients       workload.Clients
-	profile       string
-	prometheusURL string
-}
-
-func (g *globals) runEnv(prometheusURL string) (runEnv, error) {
-	t := g.target()
-	env := runEnv{target: t, prometheusURL: prometheusURL}
-	if !t.Attached() {
-		st, err := fleet.LoadState(t.Name)
-		if err != nil {
-			return env, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", t.Name)
-		}
-		env.profile, env.prometheusURL = st.Profile, st.PrometheusURL()
-	}
-	var err error
-	env.clients, err = workload.NewClients(t)
-	return env, err
-}
 
 func checkOutput(o string) error {
 	if o != "text" && o != "json" {
