@@ -46,7 +46,11 @@ type ChurnResult struct {
 
 // Summary is the churn in one line: the rates it reached and what it lost.
 func (r ChurnResult) Summary() string {
-	s := fmt.Sprintf("creates %.1f/s of %g (%.0f%%), deletes %.1f/s", r.AchievedCreateRate, r.TargetRate, 100*r.CreateRatio, r.AchievedDeleteRate)
+	target := fmt.Sprintf("%g", r.TargetRate)
+	if n := len(r.RateChanges); n > 0 {
+		target += fmt.Sprintf("→%g", r.RateChanges[n-1].Rate) // changed live: the ratio counts every slot
+	}
+	s := fmt.Sprintf("creates %.1f/s of %s (%.0f%%), deletes %.1f/s", r.AchievedCreateRate, target, 100*r.CreateRatio, r.AchievedDeleteRate)
 	errs := 0
 	for _, n := range r.Errors {
 		errs += n

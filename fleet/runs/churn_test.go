@@ -33,6 +33,10 @@ func TestChurnResultJSON(t *testing.T) {
 	if got, want := clean.Summary(), "creates 50.0/s of 50 (100%), deletes 50.0/s"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
+	clean.RateChanges = []workload.RateChange{{AtSeconds: 5, Rate: 60}, {AtSeconds: 9, Rate: 70}}
+	if got, want := clean.Summary(), "creates 50.0/s of 50→70 (100%), deletes 50.0/s"; got != want {
+		t.Errorf("summary after +/- %q, want %q", got, want)
+	}
 }
 
 func TestChurnOptionsValidate(t *testing.T) {
