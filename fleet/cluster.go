@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -53,10 +54,10 @@ func statePath(name string) string { return filepath.Join(clusterWorkdir(name), 
 // not up and what to do.
 func UpState(name string) (State, error) {
 	st, err := LoadState(name)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return st, fmt.Errorf("fleet %q is not up: run `ghostfleet up` first", name)
 	}
-	return st, nil
+	return st, err // a state that cannot be read says why
 }
 
 // LoadState reads the recorded state of the cluster called name.

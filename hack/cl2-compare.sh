@@ -22,13 +22,12 @@ echo "fleet $name: $nodes Ready nodes; latency pods at $rate/s"
 "$bin" unload --name "$name" >/dev/null
 
 echo "== ClusterLoader2 density (saturation $((nodes * 4)) pods, then $nodes latency pods at $rate/s)"
-CL2_LATENCY_QPS=$rate "$bin" cl2 --name "$name" --binary "$cl2" --nodes "$nodes"
-cl2dir=$(ls -d results/cl2-* | sort | tail -1)
+dir_of() { python3 -c 'import json,sys; print(json.load(sys.stdin)["dir"])'; }
+cl2dir=$(CL2_LATENCY_QPS=$rate "$bin" cl2 --name "$name" --binary "$cl2" --nodes "$nodes" -o json | dir_of)
 
 echo "== GhostFleet: saturate ($((nodes * 4)) pods, a burst), then $nodes pods at $rate/s"
 "$bin" load $((nodes * 4)) 1 --name "$name" --namespace gf-saturation
-"$bin" load "$nodes" 1 --rate "$rate" --name "$name" --namespace gf-latency
-loaddir=$(ls -d results/load-* | sort | tail -1)
+loaddir=$("$bin" load "$nodes" 1 --rate "$rate" --name "$name" --namespace gf-latency -o json | dir_of)
 "$bin" unload --name "$name" >/dev/null
 
 python3 - "$cl2dir/run.json" "$loaddir/run.json" <<'PY'

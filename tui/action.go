@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 // Action is something a key starts: a run, a snapshot, a report. The
@@ -41,11 +42,8 @@ type Control struct {
 	Live func(RateControl)
 }
 
-// RateControl changes a running churn's rate.
-type RateControl interface {
-	SetRate(rate float64) error
-	Rate() float64
-}
+// RateControl changes a running churn's rate (the run API's).
+type RateControl = runs.RateControl
 
 // Outcome is what a finished action reports: a line for the activity pane
 // and where its results went.

@@ -182,6 +182,8 @@ func CL2(ctx context.Context, env Env, o CL2Options) (CL2Result, error) {
 		} else {
 			out.Left = fmt.Sprintf("deleting the %d namespace(s) ClusterLoader2 created, %s-* (their pods go with them)", len(deleted), res.NamespacePrefix)
 		}
+	} else {
+		out.Left = "nothing: ClusterLoader2 was stopped before it created any namespace"
 	}
 	return out, nil
 }

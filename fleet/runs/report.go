@@ -22,10 +22,11 @@ type ReportOptions struct {
 	Compare  []string `json:"compare,omitempty"`
 }
 
-// Validate checks that a comparison names two snapshots and nothing else.
+// Validate checks that a comparison (Compare not nil) names two
+// snapshots and nothing else.
 func (o ReportOptions) Validate() error {
 	switch {
-	case len(o.Compare) > 0 && len(o.Compare) != 2:
+	case o.Compare != nil && len(o.Compare) != 2:
 		return fmt.Errorf("--compare takes two snapshot folders, A and B; got %d", len(o.Compare))
 	case len(o.Compare) == 2 && o.Snapshot != "":
 		return fmt.Errorf("report takes one snapshot folder (or --compare A B), not both")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
@@ -46,6 +47,10 @@ type Env struct {
 	PrometheusURL string
 	// Reporter hears the run; nil hears nothing.
 	Reporter Reporter
+	// RealCluster is the user's consent (--i-know-this-is-real) to load
+	// or fault an attached cluster that has nodes which are not kwok fake
+	// nodes; see attachedWrite.
+	RealCluster bool
 }
 
 func (e Env) reporter() Reporter {
@@ -79,6 +84,13 @@ type Run struct {
 	// Left says what an interrupted or failed run left on the cluster,
 	// and how to remove it; empty when nothing.
 	Left string `json:"left,omitempty"`
+}
+
+// Failed reports whether the run failed or timed out (interrupted,
+// completed, and findings such as a training run that stalled are not
+// failures).
+func (r Run) Failed() bool {
+	return r.Outcome == TimedOut || strings.HasPrefix(r.Outcome, "failed")
 }
 
 // Result is every run's typed result: the run itself and a one-line
@@ -120,6 +132,9 @@ func open(env Env) (session, error) {
 func openWorkload(ctx context.Context, env Env) (session, workload.Capacity, error) {
 	s, err := open(env)
 	if err != nil {
+		return s, workload.Capacity{}, err
+	}
+	if err := attachedWrite(ctx, env, s.clients.Admin, "create GhostFleet's workload (namespaces, pods, Deployments or Jobs)", true); err != nil {
 		return s, workload.Capacity{}, err
 	}
 	c, err := workload.CheckFleet(ctx, s.clients.Admin)

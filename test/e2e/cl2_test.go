@@ -18,6 +18,7 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
@@ -55,7 +56,7 @@ func TestCL2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"cl2", "--name", name, "--config", config, "--binary", standIn, "--results-dir", resultsDir}
+	args := []string{"cl2", "--name", name, "--config", config, "--binary", standIn, "--results-dir", resultsDir, "-o", "json"}
 
 	t.Run("a run", func(t *testing.T) {
 		r := ghostfleet(t, ctx, args...)
@@ -71,15 +72,16 @@ func TestCL2(t *testing.T) {
 				t.Errorf("clusterloader got %q, lacking %s", argv, want)
 			}
 		}
-		rec, res := cl2Record(t, resultsDir, r.errOut)
+		rec, res := cl2Record(t, resultsDir, r.out)
 		if rec.Outcome != "completed" || rec.Cluster != name || len(rec.Phases) != 2 {
 			t.Errorf("record: outcome %q, cluster %q, phases %+v", rec.Outcome, rec.Cluster, rec.Phases)
 		}
 		if len(res.PodStartupLatency) != 1 || res.PodStartupLatency[0].P99 <= 0 || len(res.SchedulingThroughput) != 1 || !res.JUnit.Passed() {
 			t.Errorf("artifacts: %+v", res)
 		}
-		if !strings.Contains(r.out, "pod_startup") || !strings.Contains(r.out, "scheduling throughput (pods/s)") {
-			t.Errorf("output: %s", r.out)
+		// The text form of the same result is TestPrintCL2's.
+		if r.out == "" || res.ReportDir == "" {
+			t.Errorf("typed result: %s", r.out)
 		}
 	})
 
@@ -108,7 +110,7 @@ func TestCL2(t *testing.T) {
 		if r.code != 130 || !strings.Contains(r.errOut, "interrupted: deleting the 1 namespace(s) ClusterLoader2 created, test-") {
 			t.Fatalf("exit %d: %s", r.code, r.errOut)
 		}
-		rec, res := cl2Record(t, resultsDir, r.errOut)
+		rec, res := cl2Record(t, resultsDir, r.out)
 		if rec.Outcome != "interrupted" || res.NamespacePrefix == "" {
 			t.Fatalf("record: outcome %q, prefix %q", rec.Outcome, res.NamespacePrefix)
 		}
@@ -122,14 +124,15 @@ func TestCL2(t *testing.T) {
 	})
 }
 
-// cl2Record reads the run record the command's stderr names.
-func cl2Record(t *testing.T, resultsDir, errOut string) (record.Record, report.CL2Result) {
+// cl2Record reads the run record the command's typed result (-o json)
+// names.
+func cl2Record(t *testing.T, resultsDir, out string) (record.Record, report.CL2Result) {
 	t.Helper()
-	_, after, ok := strings.Cut(errOut, "run record: ")
-	if !ok {
-		t.Fatalf("no run record named in %q", errOut)
+	var typed runs.CL2Result
+	if err := json.Unmarshal([]byte(out), &typed); err != nil || typed.Dir == "" {
+		t.Fatalf("no typed result naming a run folder in %q: %v", out, err)
 	}
-	dir, _, _ := strings.Cut(after, "\n")
+	dir := typed.Dir
 	if filepath.Dir(dir) != resultsDir {
 		t.Errorf("run folder %s is not under %s", dir, resultsDir)
 	}

@@ -93,12 +93,6 @@ func (o *cl2Options) run(ctx context.Context, extra []string, nodesSet bool) err
 		o.Nodes = &o.nodes
 	}
 	o.ExtraArgs = extra
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	if o.context != "" {
-		return runs.ErrCL2Context
-	}
 	p := o.streams.printer(false)
 	defer p.Close()
 	res, err := runs.CL2(ctx, o.env(p, ""), o.CL2Options)
@@ -107,9 +101,6 @@ func (o *cl2Options) run(ctx context.Context, extra []string, nodesSet bool) err
 		return err
 	}
 	ferr := o.finish(res, o.output, func(w io.Writer) { printCL2(w, res) })
-	if res.Outcome == runs.Interrupted && res.Left == "" {
-		fmt.Fprintln(o.streams.ErrOut, "interrupted before ClusterLoader2 created any namespace")
-	}
 	if ferr != nil {
 		return ferr
 	}

@@ -86,7 +86,7 @@ func (o *consoleOptions) run(ctx context.Context) error {
 			}
 			// The console's promise: one command to a live fleet.
 			fmt.Fprintf(o.streams.ErrOut, "fleet %q is not up: bringing it up with `ghostfleet up`'s defaults\n", t.Name)
-			if err := o.subcommand(ctx, o.streams, "up"); err != nil {
+			if err := o.runUp(ctx); err != nil {
 				return err
 			}
 			if st, err = fleet.LoadState(t.Name); err != nil {
@@ -125,7 +125,7 @@ func (o *consoleOptions) run(ctx context.Context) error {
 		src = metrics.StartLive(ctx, eps, 15*time.Second, 15*time.Minute)
 		cfg.Info.Metrics = "direct scrape"
 	}
-	cfg.Metrics = poll.Metrics(ctx, src, 5*time.Second, 15*time.Minute, 15*time.Second)
+	cfg.Metrics = poll.Metrics(ctx, src, 5*time.Second, 15*time.Minute)
 	// Ctrl-C reaches the console as a key (it asks before stopping runs);
 	// SIGTERM stops the runs, lets them record, then quits.
 	// Bubble Tea's own handler would quit on SIGTERM before the runs
@@ -192,4 +192,12 @@ func ptrs[T any](items []T) []*T {
 		out[i] = &items[i]
 	}
 	return out
+}
+
+// runUp brings the fleet up as `ghostfleet up` with its defaults would,
+// in this process, before the console opens.
+func (o *consoleOptions) runUp(ctx context.Context) error {
+	root := NewRootCommand(o.streams)
+	root.SetArgs([]string{"up", "--name", o.name})
+	return root.ExecuteContext(ctx)
 }

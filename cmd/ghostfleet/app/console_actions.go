@@ -15,21 +15,6 @@ import (
 	"github.com/ghostfleet/ghostfleet/tui"
 )
 
-// subcommand runs a ghostfleet subcommand in this process against the
-// same cluster, with streams s.
-func (o *consoleOptions) subcommand(ctx context.Context, s Streams, args ...string) error {
-	args = append(args, "--name", o.name)
-	if o.kubeconfig != "" {
-		args = append(args, "--kubeconfig", o.kubeconfig)
-	}
-	if o.context != "" {
-		args = append(args, "--context", o.context)
-	}
-	root := NewRootCommand(s)
-	root.SetArgs(args)
-	return root.ExecuteContext(ctx)
-}
-
 // runAction is an action that starts a run through the run API: parse
 // turns the form's values into the run's options with the parsers the
 // flags use (the run's Validate then says what is wrong, in the same
@@ -41,12 +26,20 @@ func runAction[O any, R runs.Result](o *consoleOptions, parse func([]string) (O,
 		if err != nil {
 			return tui.Outcome{}, err
 		}
-		env := runs.Env{Target: o.target(), ResultsDir: o.resultsDir, PrometheusURL: o.prometheusURL, Reporter: consoleReporter{ctl}}
+		env := runs.Env{Target: o.target(), ResultsDir: o.resultsDir, PrometheusURL: o.prometheusURL, Reporter: consoleReporter{ctl}, RealCluster: o.realOK}
 		res, err := run(ctx, env, opts)
-		if res.Header().Outcome == "" {
+		run := res.Header()
+		if run.Outcome == "" {
 			return tui.Outcome{}, err // it failed before it began: nothing to show but why
 		}
-		return tui.Outcome{Summary: res.Summary(), Dir: res.Header().Dir}, err
+		out := tui.Outcome{Summary: res.Summary(), Dir: run.Dir}
+		if run.Left != "" {
+			out.Summary += " — " + run.Left
+		}
+		if err == nil && run.Failed() {
+			err = fmt.Errorf("%s: %s", run.Outcome, out.Summary) // the pane marks it failed, as the CLI's exit code does
+		}
+		return out, err
 	}
 }
 

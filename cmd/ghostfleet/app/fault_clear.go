@@ -42,9 +42,6 @@ func (o *faultClearOptions) run(ctx context.Context, args []string) error {
 	for _, a := range args {
 		o.Kinds = append(o.Kinds, fault.Kind(a))
 	}
-	if err := o.Validate(); err != nil {
-		return err
-	}
 	if err := checkOutput(o.output); err != nil {
 		return err
 	}

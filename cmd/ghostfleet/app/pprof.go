@@ -52,9 +52,6 @@ func (o *pprofOptions) run(ctx context.Context) error {
 	if err := checkOutput(o.output); err != nil {
 		return err
 	}
-	if err := o.ownOnly("pprof"); err != nil {
-		return err
-	}
 	p := o.streams.printer(false)
 	defer p.Close()
 	res, err := runs.Pprof(ctx, o.env(p, ""), o.PprofOptions)

@@ -30,10 +30,7 @@ in B side by side, with B − A and B / A.`,
 			var o runs.ReportOptions
 			switch {
 			case compare:
-				if len(args) != 2 {
-					return fmt.Errorf("--compare takes two snapshot folders, A and B; got %d", len(args))
-				}
-				o.Compare = args
+				o.Compare = append([]string{}, args...) // not nil: a comparison, which Validate counts
 			case len(args) > 1:
 				return fmt.Errorf("report takes one snapshot folder (or --compare A B); got %d", len(args))
 			case len(args) == 1:

@@ -29,6 +29,7 @@ type globals struct {
 	kubeconfig string
 	context    string
 	resultsDir string
+	realOK     bool // --i-know-this-is-real: load or fault an attached cluster with real nodes
 	nameSet    bool // --name or GHOSTFLEET_CLUSTER was given
 	streams    Streams
 }
@@ -64,7 +65,12 @@ upstream scalability SLOs.
 
 Every command targets GhostFleet's own cluster (--name, default
 "ghostfleet"), never the cluster your KUBECONFIG points at; pass
---kubeconfig (and --context) to attach to another cluster explicitly.`,
+--kubeconfig (and --context) to attach to another cluster explicitly.
+
+Runs are written to the results folder, called results/ in every command's
+help: the results/ folder of the GhostFleet checkout you are in, else
+~/.local/share/ghostfleet/results; --results-dir or GHOSTFLEET_RESULTS
+choose another.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -79,6 +85,7 @@ Every command targets GhostFleet's own cluster (--name, default
 	pf.StringVar(&g.name, "name", envOr("GHOSTFLEET_CLUSTER", fleet.DefaultClusterName), "name of GhostFleet's cluster (env GHOSTFLEET_CLUSTER)")
 	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "attach to the cluster of this kubeconfig instead of GhostFleet's own ($KUBECONFIG is never used)")
 	pf.StringVar(&g.context, "context", "", "kubeconfig context to use with --kubeconfig")
+	pf.BoolVar(&g.realOK, "i-know-this-is-real", false, "with --kubeconfig: load or fault a cluster even though some of its nodes are not kwok fake nodes")
 	pf.StringVar(&g.resultsDir, "results-dir", record.DefaultRoot(), "where runs are written and read (env "+record.RootEnv+"; outside a GhostFleet checkout: ~/.local/share/ghostfleet/results)")
 
 	// "load -3 1" reaches pflag as a shorthand flag -3; name the value

@@ -75,9 +75,6 @@ minute before the snapshot.`,
 }
 
 func (o *snapshotOptions) run(ctx context.Context) error {
-	if err := o.Validate(); err != nil {
-		return err
-	}
 	p := o.streams.printer(false)
 	defer p.Close()
 	res, err := runs.Snapshot(ctx, o.env(p, o.prometheusURL), o.SnapshotOptions)
