@@ -94,7 +94,7 @@ func (p *activity) content(w, h int) string {
 		}
 		mark, style := "✓", th.Good
 		switch {
-		case r.cancelled: // what a cancelled command says is its error
+		case r.cancelled: // stopped with esc: the run recorded it as interrupted
 			mark, style = "■", th.Warn
 		case r.err != nil:
 			mark, style = "✗", th.Bad
