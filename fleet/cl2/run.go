@@ -320,8 +320,7 @@ func writeOverrides(dir string, set map[string]any) (string, error) {
 		}
 		fmt.Fprintf(&b, "%s: %s\n", k, v)
 	}
-	path := filepath.Join(dir, SetOverridesName)
-	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+	return filepath.Join(dir, SetOverridesName), record.WriteFile(dir, SetOverridesName, []byte(b.String()))
 }
 
 func junitText(j *report.CL2JUnit) string {

@@ -97,9 +97,14 @@ func WriteJSON(dir, name string, v any) error {
 func WriteFile(dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		_ = os.Remove(tmp) // a full disk leaves no half a temporary file either
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(dir, name))
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // Phase is a named time window of a run, for charts and reports.

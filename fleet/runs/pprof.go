@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -114,7 +113,8 @@ func Pprof(ctx context.Context, env Env, o PprofOptions) (PprofResult, error) {
 		c := ComponentProfile{Component: p.Component}
 		if p.Err == nil {
 			c.File = p.Component + ".pprof"
-			if err := os.WriteFile(filepath.Join(dir, c.File), p.Data, 0o644); err != nil {
+			if err := record.WriteFile(dir, c.File, p.Data); err != nil {
+				_ = os.RemoveAll(dir)
 				return res, err
 			}
 			c.CPUSeconds, c.Top, p.Err = topFrames(p.Data, o.Top)
@@ -129,6 +129,7 @@ func Pprof(ctx context.Context, env Env, o PprofOptions) (PprofResult, error) {
 	rec.Result = res.Components
 	rec.Cluster, rec.Profile = s.cluster(), s.profile
 	if err := record.WriteJSON(dir, "run.json", rec); err != nil {
+		_ = os.RemoveAll(dir)
 		return res, fmt.Errorf("writing the run record: %w", err)
 	}
 	res.Run = Run{ID: rec.ID, Kind: rec.Kind, Dir: dir, Outcome: rec.Outcome}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"html/template"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -96,14 +97,19 @@ func Compare(root, a, b string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := record.WriteJSON(dir, "compare.json", c); err != nil {
-		return dir, err
-	}
 	var buf strings.Builder
-	if err := compareTemplate.Execute(&buf, c); err != nil {
-		return dir, err
+	err = compareTemplate.Execute(&buf, c)
+	if err == nil {
+		err = record.WriteJSON(dir, "compare.json", c)
 	}
-	return filepath.Join(dir, "report.html"), record.WriteFile(dir, "report.html", []byte(buf.String()))
+	if err == nil {
+		err = record.WriteFile(dir, "report.html", []byte(buf.String()))
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir) // no half-made comparison
+		return "", err
+	}
+	return filepath.Join(dir, "report.html"), nil
 }
 
 var compareTemplate = template.Must(template.New("compare").Funcs(template.FuncMap{

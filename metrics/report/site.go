@@ -61,7 +61,7 @@ func BuildSite(root, out string) (int, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return 0, err
 	}
-	return len(entries), os.WriteFile(filepath.Join(out, "index.html"), []byte(b.String()), 0o644)
+	return len(entries), record.WriteFile(out, "index.html", []byte(b.String()))
 }
 
 // splitRunName splits "bench-load-20261129-170441[-2]" into its kind
@@ -132,21 +132,29 @@ func copyDir(from, to string) error {
 	return nil
 }
 
+// copyFile copies through a temporary file and a rename, so the site
+// never holds half a file.
 func copyFile(from, to string) error {
 	in, err := os.Open(from)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.Create(to)
+	tmp := filepath.Join(filepath.Dir(to), "."+filepath.Base(to)+".tmp")
+	out, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
+		os.Remove(tmp)
 		return err
 	}
-	return out.Close()
+	if err := out.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, to)
 }
 
 var siteTemplate = template.Must(template.New("site").Parse(`<!doctype html>

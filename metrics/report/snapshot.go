@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
@@ -137,7 +139,8 @@ func Snapshot(ctx context.Context, opts SnapshotOptions) (string, []Verdict, err
 	run := SnapshotRun{Fleet: opts.Fleet, Source: source, Note: opts.Note, Window: Window{opts.Start.UTC(), opts.End.UTC()}, Taken: time.Now().UTC(), Runs: runs}
 	for name, v := range map[string]any{"run.json": run, "metrics.json": series, "slo.json": verdicts} {
 		if err := record.WriteJSON(dir, name, v); err != nil {
-			return dir, nil, err
+			_ = os.RemoveAll(dir) // no half-made snapshot: a folder has all three files or none
+			return "", nil, err
 		}
 	}
 	return dir, verdicts, nil
@@ -212,7 +215,7 @@ func podStartupVerdict(runs []record.Record) Verdict {
 		if json.Unmarshal(data, &res) != nil || res.StartupLatency == nil || res.StartupLatency.PodStartup.Count == 0 {
 			continue
 		}
-		if res.Pattern != workloadSteady {
+		if res.Pattern != workload.PatternSteady {
 			bursts = append(bursts, fmt.Sprintf("%s (%s: scheduled %.0f pods/s, up to %.0f waiting to be bound, pod_startup p99 %.2fs)",
 				r.ID, cmp.Or(res.Pattern, "burst"), res.ScheduleRate, res.Verdict.MaxPending, res.StartupLatency.PodStartup.P99))
 			continue
@@ -229,10 +232,6 @@ func podStartupVerdict(runs []record.Record) Verdict {
 	}
 	return v
 }
-
-// workloadSteady is workload.PatternSteady (results cannot import the
-// workload package, which writes records through this one).
-const workloadSteady = "steady"
 
 // cl2PodStartupP99 is the SLO figure of a cl2 run: pod_startup p99 of
 // the measurement CL2's density tests (and ours) call PodStartupLatency,
