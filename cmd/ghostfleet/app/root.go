@@ -121,6 +121,7 @@ choose another.`,
 		newCleanCommand(g),
 		newBenchCommand(g),
 		newPprofCommand(g),
+		newRestartCommand(g),
 		newVersionCommand(g),
 		newProfileCommand(g),
 	)
@@ -156,6 +157,13 @@ func Run(ctx context.Context, streams Streams, args []string) int {
 			fmt.Fprintln(streams.ErrOut, "error:", exit.msg)
 		}
 		return exit.code
+	}
+	if ctx.Err() != nil {
+		// Ctrl-C or SIGTERM: whatever the command was doing, it stopped
+		// because it was asked to (what it left is in err), so 130 as a
+		// shell reports an interrupted program.
+		fmt.Fprintln(streams.ErrOut, "interrupted:", err)
+		return 130
 	}
 	fmt.Fprintln(streams.ErrOut, "error:", err)
 	return 1
