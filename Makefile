@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 45m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ghostfleet
@@ -54,3 +54,7 @@ bench-nodes: build
 
 clean-fleet: build
 	./$(BIN) clean
+
+# Kill each component mid-churn and bring it back (results/chaos-<time>/).
+chaos: build
+	hack/chaos.sh

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Chaos under load (issue #16): for each component of a GhostFleet fleet in
+# turn, run a churn, SIGKILL the component mid-churn, see how long until
+# `ghostfleet status` says it is down, keep it down for DOWN seconds, bring
+# it back with `ghostfleet restart`, and record what the churn lost (its
+# errors by kind, from its typed -o json result) and whether a snapshot
+# over the window is still written. Writes results/chaos-<time>/chaos.json.
+#
+#   hack/chaos.sh [COMPONENT…]      (default: all six, one after another)
+#   GHOSTFLEET_CLUSTER=name RATE=20 DOWN=10 hack/chaos.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name=${GHOSTFLEET_CLUSTER:-ghostfleet}
+rate=${RATE:-20}
+down=${DOWN:-10}
+components=("$@")
+if [ ${#components[@]} -eq 0 ]; then
+	components=(kube-apiserver etcd kube-scheduler kube-controller-manager kwok-controller prometheus)
+fi
+bin=bin/ghostfleet
+go build -o "$bin" ./cmd/ghostfleet
+out=${GHOSTFLEET_RESULTS:-results}/chaos-$(date -u +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+pids=~/.kwok/clusters/$name/pids
+now() { date +%s.%N; }
+running() { # is COMPONENT running, as `ghostfleet status` sees it?
+	"$bin" status --name "$name" -o json 2>/dev/null | python3 -c '
+import json, sys
+c = {x["name"]: x for x in json.load(sys.stdin)["components"]}
+sys.exit(0 if c.get(sys.argv[1], {}).get("running") else 1)' "$1"
+}
+
+for c in "${components[@]}"; do
+	echo "== $c: churn $rate pods/s for $((down + 50))s, SIGKILL at 15s, down ${down}s, restart"
+	"$bin" churn "$rate" "$((down + 50))s" --name "$name" -o json >"$out/churn-$c.json" 2>"$out/churn-$c.log" &
+	churn=$!
+	sleep 15
+	t0=$(now)
+	kill -9 "$(cat "$pids/$c.pid")"
+	while running "$c"; do sleep 0.2; done
+	detect=$(python3 -c "print(round($(now) - $t0, 2))")
+	sleep "$down"
+	"$bin" restart "$c" --name "$name" -o json >"$out/restart-$c.json"
+	back=$(python3 -c "print(round($(now) - $t0, 2))")
+	wait "$churn" || echo "   churn exited $? (see $out/churn-$c.log)"
+	snap=written
+	"$bin" snapshot --since 2m --name "$name" >"$out/snapshot-$c.txt" 2>&1 || { snap=failed; echo "   snapshot failed (see $out/snapshot-$c.txt)"; }
+	echo "   detected down after ${detect}s, answering again ${back}s after the kill"
+	python3 - "$out" "$c" "$detect" "$back" "$snap" <<'PY'
+import json, os, sys
+out, c, detect, back, snap = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+def load(f):
+    try:
+        return json.load(open(os.path.join(out, f)))
+    except Exception as e:
+        return {"error": str(e)}
+churn, restart = load(f"churn-{c}.json"), load(f"restart-{c}.json")
+row = {
+    "component": c, "detectSeconds": detect, "backSeconds": back,
+    "restartSeconds": restart.get("seconds"), "restartOutcome": restart.get("outcome"),
+    "churnOutcome": churn.get("outcome"), "churnDir": churn.get("dir"),
+    "created": churn.get("created"), "createSlots": (churn.get("attempted") or {}).get("create"),
+    "createRatio": churn.get("createRatio"), "errors": churn.get("errors"),
+    "snapshot": snap,
+}
+path = os.path.join(out, "chaos.json")
+rows = json.load(open(path)) if os.path.exists(path) else []
+rows.append(row)
+json.dump(rows, open(path, "w"), indent=2)
+print("   ", json.dumps({k: row[k] for k in ("createRatio", "errors", "snapshot")}))
+PY
+done
+echo "chaos report: $out/chaos.json"
