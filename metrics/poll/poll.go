@@ -2,6 +2,7 @@ package poll
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/metrics"
@@ -13,12 +14,28 @@ type RangeSource interface {
 	Range(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]metrics.Series, error)
 }
 
+// MinStep and MaxPoints bound a window's resolution: no finer than
+// Prometheus scrapes (15s), and never more points per series than a wide
+// terminal has columns for, however long the window.
+const (
+	MinStep   = 15 * time.Second
+	MaxPoints = 120
+)
+
+// StepFor is the resolution a window is fetched at: 15s up to 30
+// minutes, then coarser so that a series has at most MaxPoints+1 points
+// (an hour: 30s).
+func StepFor(window time.Duration) time.Duration {
+	return max(MinStep, (window / MaxPoints).Round(time.Second))
+}
+
 // Fetch queries window of history at resolution step. The first error is
 // kept in the view: the charts say why they are empty.
 func Fetch(ctx context.Context, src RangeSource, window, step time.Duration) MetricsView {
 	end := time.Now()
 	start := end.Add(-window)
-	v := MetricsView{At: end, API: map[string]APILatency{}}
+	g := newGrid(end, window, step)
+	v := MetricsView{At: end, Window: window, Step: step, API: map[string]APILatency{}}
 	get := func(q metrics.Query) []metrics.Series {
 		s, err := src.Range(ctx, q.PromQL, start, end, step)
 		if err != nil && v.Err == "" {
@@ -27,23 +44,50 @@ func Fetch(ctx context.Context, src RangeSource, window, step time.Duration) Met
 		return s
 	}
 	for _, c := range SLOClasses {
-		v.API[c.Query.ID] = worstOf(get(c.Query))
+		v.API[c.Query.ID] = worstOf(get(c.Query), g)
 	}
-	v.Throughput = sumSeries(get(queryThroughput))
-	v.Rejected = sumSeries(get(queryRejected))
-	v.EtcdBytes = sumSeries(get(queryEtcdSize))
-	if q := sumSeries(get(queryEtcdQuota)); len(q) > 0 {
-		v.EtcdQuota = q[len(q)-1]
-	}
-	v.GPUUtil = sumSeries(get(queryGPUUtil))
+	v.Throughput = sumSeries(get(queryThroughput), g)
+	v.Rejected = sumSeries(get(queryRejected), g)
+	v.EtcdBytes = sumSeries(get(queryEtcdSize), g)
+	v.EtcdQuota, _ = Last(sumSeries(get(queryEtcdQuota), g))
+	v.GPUUtil = sumSeries(get(queryGPUUtil), g)
 	return v
 }
 
-// Metrics sends a fresh MetricsView every interval until ctx ends, then
+// Poller fetches the charts' window every interval. The window can change
+// while it runs (the console's z key): the next round fetches the new one
+// at once.
+type Poller struct {
+	src      RangeSource
+	interval time.Duration
+	window   atomic.Int64 // time.Duration
+	wake     chan struct{}
+}
+
+// NewPoller polls src every interval for window of history.
+func NewPoller(src RangeSource, interval, window time.Duration) *Poller {
+	p := &Poller{src: src, interval: interval, wake: make(chan struct{}, 1)}
+	p.window.Store(int64(window))
+	return p
+}
+
+// SetWindow changes the window the next rounds fetch, at StepFor(window),
+// and starts a round now. Safe from any goroutine.
+func (p *Poller) SetWindow(window time.Duration) {
+	if time.Duration(p.window.Swap(int64(window))) == window {
+		return
+	}
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run sends a fresh MetricsView every interval until ctx ends, then
 // closes the channel. One round at a time, at a bounded rate: the
 // observer must not be the load. A view the reader has not taken yet is
 // replaced, never queued.
-func Metrics(ctx context.Context, src RangeSource, interval, window, step time.Duration) <-chan MetricsView {
+func (p *Poller) Run(ctx context.Context) <-chan MetricsView {
 	out := make(chan MetricsView, 1)
 	go func() {
 		defer close(out)
@@ -54,8 +98,10 @@ func Metrics(ctx context.Context, src RangeSource, interval, window, step time.D
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-p.wake:
 			}
-			v := Fetch(ctx, src, window, step)
+			window := time.Duration(p.window.Load())
+			v := Fetch(ctx, p.src, window, StepFor(window))
 			if ctx.Err() != nil {
 				return
 			}
@@ -64,8 +110,14 @@ func Metrics(ctx context.Context, src RangeSource, interval, window, step time.D
 			default:
 			}
 			out <- v
-			t.Reset(interval)
+			t.Reset(p.interval)
 		}
 	}()
 	return out
+}
+
+// Metrics polls window of history every interval: a Poller whose window
+// never changes.
+func Metrics(ctx context.Context, src RangeSource, interval, window time.Duration) <-chan MetricsView {
+	return NewPoller(src, interval, window).Run(ctx)
 }

@@ -18,11 +18,11 @@ func TestWorstOf(t *testing.T) {
 		// A series gone quiet before the last step does not count there.
 		{Labels: map[string]string{"verb": "DELETE", "resource": "pods"}, Points: [][2]float64{{10, 0.9}}},
 	}
-	got := worstOf(ss)
+	got := worstOf(ss, grid{})
 	if fmt.Sprint(got.Worst) != "[0.9 0.5 0.4]" || got.Series != "PATCH nodes/status" || got.Of != 2 {
 		t.Errorf("worst %v of %s (%d series)", got.Worst, got.Series, got.Of)
 	}
-	if got := worstOf(nil); len(got.Worst) != 0 || got.Series != "" {
+	if got := worstOf(nil, grid{}); len(got.Worst) != 0 || got.Series != "" {
 		t.Errorf("no series: %+v", got)
 	}
 	if got := seriesName(map[string]string{"subresource": "/healthz"}); got != "/healthz" {
@@ -45,7 +45,7 @@ func TestSumSeries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := fmt.Sprint(sumSeries(tt.in)); got != tt.want {
+			if got := fmt.Sprint(sumSeries(tt.in, grid{})); got != tt.want {
 				t.Errorf("sum %s, want %s", got, tt.want)
 			}
 		})
@@ -114,7 +114,7 @@ func (f *failing) Range(context.Context, string, time.Time, time.Time, time.Dura
 func TestMetricsSendsRoundsUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	src := &failing{}
-	views := Metrics(ctx, src, time.Hour, 15*time.Minute, 15*time.Second)
+	views := Metrics(ctx, src, time.Hour, 15*time.Minute)
 	select {
 	case v := <-views:
 		if v.Err != "connection refused" || v.At.IsZero() {

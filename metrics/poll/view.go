@@ -2,6 +2,7 @@ package poll
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -9,9 +10,14 @@ import (
 )
 
 // MetricsView is the recent history of the sparklines' catalog queries.
+// Every series is placed on the same time grid, Window up to At in steps
+// of Step (NaN where a series has no value), so the charts can draw a time
+// axis and mark runs at their times.
 type MetricsView struct {
-	At  time.Time
-	Err string
+	At     time.Time
+	Window time.Duration
+	Step   time.Duration
+	Err    string
 	// API is the API call latency SLI of each SLO class, by catalog
 	// query ID (SLOClasses).
 	API        map[string]APILatency
@@ -75,8 +81,59 @@ type APILatency struct {
 	Of     int
 }
 
+// grid is a view's time steps. Its zero value keeps a series' own
+// timestamps, in order, without gaps.
+type grid struct {
+	start, step float64 // unix seconds
+	n           int
+}
+
+func newGrid(end time.Time, window, step time.Duration) grid {
+	return grid{
+		start: float64(end.Add(-window).UnixMilli()) / 1000,
+		step:  step.Seconds(),
+		n:     int(window/step) + 1,
+	}
+}
+
+// place puts the values at timestamps onto the grid: NaN where there is
+// none, nil when there are none at all.
+func (g grid) place(at map[float64]float64) []float64 {
+	if len(at) == 0 {
+		return nil
+	}
+	ts := slices.Sorted(maps.Keys(at))
+	if g.n == 0 {
+		out := make([]float64, len(ts))
+		for i, t := range ts {
+			out[i] = at[t]
+		}
+		return out
+	}
+	out := make([]float64, g.n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	for _, t := range ts {
+		if i := int(math.Round((t - g.start) / g.step)); i >= 0 && i < g.n {
+			out[i] = at[t]
+		}
+	}
+	return out
+}
+
+// Last is the latest value of a grid series, and whether it has one.
+func Last(vs []float64) (float64, bool) {
+	for i := len(vs) - 1; i >= 0; i-- {
+		if !math.IsNaN(vs[i]) {
+			return vs[i], true
+		}
+	}
+	return 0, false
+}
+
 // worstOf reduces a class's series to the highest one at each step.
-func worstOf(ss []metrics.Series) APILatency {
+func worstOf(ss []metrics.Series, g grid) APILatency {
 	at := map[float64]float64{}
 	for _, s := range ss {
 		for _, p := range s.Points {
@@ -85,15 +142,11 @@ func worstOf(ss []metrics.Series) APILatency {
 			}
 		}
 	}
-	ts := slices.Sorted(maps.Keys(at))
-	out := APILatency{Worst: make([]float64, len(ts))}
-	for i, t := range ts {
-		out.Worst[i] = at[t]
-	}
-	if len(ts) == 0 {
+	out := APILatency{Worst: g.place(at)}
+	if len(at) == 0 {
 		return out
 	}
-	last, top := ts[len(ts)-1], -1.0
+	last, top := slices.Max(slices.Collect(maps.Keys(at))), -1.0
 	for _, s := range ss {
 		if n := len(s.Points); n > 0 && s.Points[n-1][0] == last {
 			out.Of++
@@ -124,31 +177,15 @@ func seriesName(l map[string]string) string {
 	return name
 }
 
-func values(s metrics.Series) []float64 {
-	out := make([]float64, len(s.Points))
-	for i, p := range s.Points {
-		out[i] = p[1]
-	}
-	return out
-}
-
 // sumSeries adds series point by point on their timestamps. A counter
 // with no series yet (no rejection ever) is a flat zero, not missing data,
 // for the reader to decide; here it is nil.
-func sumSeries(ss []metrics.Series) []float64 {
-	if len(ss) == 1 {
-		return values(ss[0])
-	}
+func sumSeries(ss []metrics.Series, g grid) []float64 {
 	at := map[float64]float64{}
 	for _, s := range ss {
 		for _, p := range s.Points {
 			at[p[0]] += p[1]
 		}
 	}
-	ts := slices.Sorted(maps.Keys(at))
-	out := make([]float64, len(ts))
-	for i, t := range ts {
-		out[i] = at[t]
-	}
-	return out
+	return g.place(at)
 }
