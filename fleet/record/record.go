@@ -62,6 +62,34 @@ func checkout(dir string) (string, bool) {
 	}
 }
 
+// CheckRoot checks, before a run starts, that runs can be written under
+// root: it creates root when missing and writes and removes a temporary
+// file in it. A run that could not record itself fails here, before it
+// touches a cluster, not after ten minutes of load.
+func CheckRoot(root string) error {
+	fix := "set --results-dir or " + RootEnv + " to a folder you can write"
+	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+		return fmt.Errorf("results folder %s is a file, not a folder: %s", root, fix)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fmt.Errorf("results folder %s cannot be created (%v): %s", root, pathErr(err), fix)
+	}
+	f, err := os.CreateTemp(root, ".writable-*.tmp")
+	if err != nil {
+		return fmt.Errorf("results folder %s is not writable (%v): %s", root, pathErr(err), fix)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// pathErr is err without the path a *PathError repeats.
+func pathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
 // NewRunDir creates a new folder <root>/<kind>-<UTC time>, adding -2, -3…
 // when a run of the same kind started in the same second. An existing
 // folder is never reused.

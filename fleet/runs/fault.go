@@ -93,7 +93,7 @@ func Fault(ctx context.Context, env Env, o FaultOptions) (FaultResult, error) {
 	if err := o.Validate(); err != nil {
 		return FaultResult{}, err
 	}
-	s, c, err := openFault(env)
+	s, c, err := openFault(ctx, env, "inject the "+string(o.Spec.Kind)+" fault", true)
 	if err != nil {
 		return FaultResult{}, err
 	}
@@ -180,7 +180,7 @@ func Clear(ctx context.Context, env Env, o ClearOptions) (ClearResult, error) {
 	if err := o.Validate(); err != nil {
 		return ClearResult{}, err
 	}
-	s, c, err := openFault(env)
+	s, c, err := openFault(ctx, env, "clear GhostFleet's faults", false)
 	if err != nil {
 		return ClearResult{}, err
 	}
@@ -219,10 +219,14 @@ func kindStrings(ks []fault.Kind) []string {
 }
 
 // openFault opens env's cluster for a fault: a GhostFleet fleet must be
-// up; an attached cluster is taken as it is.
-func openFault(env Env) (session, fault.Clients, error) {
+// up; an attached cluster is named first, and refused when realRisk and
+// it has real nodes without the user's consent (see attachedWrite).
+func openFault(ctx context.Context, env Env, what string, realRisk bool) (session, fault.Clients, error) {
 	s, err := open(env)
 	if err != nil {
+		return s, fault.Clients{}, err
+	}
+	if err := attachedWrite(ctx, env, s.clients.Admin, what, realRisk); err != nil {
 		return s, fault.Clients{}, err
 	}
 	c, err := fault.NewClients(env.Target)

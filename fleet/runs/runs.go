@@ -115,6 +115,9 @@ type session struct {
 // cluster is taken as it is.
 func open(env Env) (session, error) {
 	s := session{env: env, prometheusURL: env.PrometheusURL}
+	if err := record.CheckRoot(env.ResultsDir); err != nil {
+		return s, err // before the cluster: a run that cannot be recorded does not start
+	}
 	if !env.Target.Attached() {
 		st, err := fleet.UpState(env.Target.Name)
 		if err != nil {

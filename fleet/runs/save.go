@@ -7,6 +7,7 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/binaries"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/state"
 )
 
@@ -97,6 +98,9 @@ func Save(ctx context.Context, env Env, o SaveOptions) (SaveResult, error) {
 		return SaveResult{}, err
 	}
 	if err := o.Validate(); err != nil {
+		return SaveResult{}, err
+	}
+	if err := record.CheckRoot(env.ResultsDir); err != nil {
 		return SaveResult{}, err
 	}
 	tools, err := snapshotTools(ctx, env, o.Binaries, false)

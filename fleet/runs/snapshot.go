@@ -136,6 +136,9 @@ func Snapshot(ctx context.Context, env Env, o SnapshotOptions) (SnapshotResult, 
 	if err := o.Validate(); err != nil {
 		return SnapshotResult{}, err
 	}
+	if err := record.CheckRoot(env.ResultsDir); err != nil {
+		return SnapshotResult{}, err
+	}
 	end := time.Now()
 	start := end.Add(-o.Since)
 	if o.RunID != "" {

@@ -40,6 +40,9 @@ func Unload(ctx context.Context, env Env, _ UnloadOptions) (UnloadResult, error)
 	if err != nil {
 		return UnloadResult{}, err
 	}
+	if err := attachedWrite(ctx, env, cs, "delete every GhostFleet workload namespace", false); err != nil {
+		return UnloadResult{}, err
+	}
 	out := UnloadResult{Run: Run{ID: NewID("unload"), Kind: "unload", Outcome: Completed}}
 	done := progress.Step(env.reporter().Report, "unload", "removing every GhostFleet workload namespace", 0)
 	n, err := workload.DeleteAll(ctx, cs)

@@ -92,9 +92,15 @@ func Save(ctx context.Context, name, root, stateName string, tools fleet.Snapsho
 	if err != nil {
 		return record.Record{}, "", err
 	}
+	// etcd is saved under a temporary name and renamed once whole, so a
+	// state folder never holds half an etcd.db.
 	path, err := filepath.Abs(filepath.Join(dir, File))
+	tmp := filepath.Join(dir, "."+File+".tmp")
 	if err == nil {
-		err = fleet.SaveSnapshot(ctx, name, path, tools, report)
+		err = fleet.SaveSnapshot(ctx, name, tmp, tools, report)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
 		_ = os.RemoveAll(dir)

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -81,6 +82,15 @@ func (c Clients) LoadClientset(ns string) (kubernetes.Interface, *requests.Count
 	counter.Configure(cfg)
 	cs, err := kubernetes.NewForConfig(cfg)
 	return cs, counter, err
+}
+
+// CheckNamespace checks a workload namespace's name before any cluster is
+// asked: a DNS-1123 label, as Kubernetes requires.
+func CheckNamespace(ns string) error {
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return fmt.Errorf("--namespace %q is not a namespace name: lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit (e.g. gf-load)", ns)
+	}
+	return nil
 }
 
 // EnsureNamespace creates (or reuses) a workload namespace with the load

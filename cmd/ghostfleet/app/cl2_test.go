@@ -25,7 +25,7 @@ func TestCL2BadInput(t *testing.T) {
 	}{
 		{[]string{"--nodes", "0"}, "--nodes 0 is out of range: allowed are 1-10000"},
 		{[]string{"--nodes", "-5"}, "--nodes -5 is out of range: allowed are 1-10000"},
-		{[]string{"--nodes", "many"}, `invalid argument "many" for "--nodes"`},
+		{[]string{"--nodes", "many"}, `--nodes "many" is not a whole number`},
 		{[]string{"--pods-per-node", "-1"}, "--pods-per-node -1 is out of range"},
 		{[]string{"--throughput", "-2"}, "--throughput -2 is out of range"},
 		{[]string{"-o", "yaml"}, `--output "yaml" is not supported`},

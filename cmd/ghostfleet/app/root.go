@@ -94,7 +94,7 @@ choose another.`,
 		if m := negativeArg.FindStringSubmatch(err.Error()); m != nil {
 			return fmt.Errorf("%s is out of range: %s takes no negative counts, rates or durations", m[1], c.CommandPath())
 		}
-		return err
+		return flagValueError(err)
 	})
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		g.nameSet = cmd.Flags().Changed("name") || os.Getenv("GHOSTFLEET_CLUSTER") != ""

@@ -27,7 +27,7 @@ func writeJSON(w io.Writer, v any) error {
 // env is where a command's run happens: the target cluster, the results
 // folder, and p printing what the run reports.
 func (g *globals) env(p *printer, prometheusURL string) runs.Env {
-	return runs.Env{Target: g.target(), ResultsDir: g.resultsDir, PrometheusURL: prometheusURL, Reporter: cliReporter{p}}
+	return runs.Env{Target: g.target(), ResultsDir: g.resultsDir, PrometheusURL: prometheusURL, Reporter: cliReporter{p}, RealCluster: g.realOK}
 }
 
 // cliReporter hears a run for the command line: progress on standard
