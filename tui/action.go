@@ -50,6 +50,9 @@ type RateControl = runs.RateControl
 type Outcome struct {
 	Summary string
 	Dir     string
+	// Frame, when set, names a file in Dir the console saves its frame
+	// into as text (a snapshot's frame.txt).
+	Frame string
 }
 
 // ActionKey names the keys that start actions.

@@ -13,8 +13,17 @@ type keyMap struct {
 	Nodes, Load, Churn, ChurnLimited, Train, CL2, Faults key.Binding
 	Snapshot, Report, Faster, Slower, SLOClass, Cancel   key.Binding
 	Unload, Help, Quit                                   key.Binding
+	// Window cycles the charts' time window (5, 15, 60 minutes).
+	Window key.Binding
+	// Demo picks and plays a scripted demo (or stops it); Next starts a
+	// presenter's next step.
+	Demo, Next key.Binding
 	// Interrupt is ctrl+c: it reaches the root before any overlay.
 	Interrupt key.Binding
+	// The map's drill-down (drill.go): the cursor (l stays load, so
+	// right is → only besides the arrows), open, filter, command line.
+	Up, Down, Left, Right, Open, Filter, Command key.Binding
+	PageUp, PageDown, Scroll                     key.Binding
 
 	// The form's and the overlays' own keys.
 	Submit, NextField, PrevField, Close, Yes, No key.Binding
@@ -46,11 +55,24 @@ func newKeyMap() keyMap {
 		Faster:       key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+/-", "churn rate")),
 		Slower:       key.NewBinding(key.WithKeys("-", "_")),
 		SLOClass:     b("v", "v", "API SLO class"),
+		Window:       b("z", "z", "chart window 5/15/60m"),
 		Cancel:       b("esc", "esc", "cancel run"),
 		Unload:       act(ActUnload, "remove workloads"),
 		Help:         b("?", "?", "all keys"),
 		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Interrupt:    key.NewBinding(key.WithKeys("ctrl+c")),
+		Demo:         b("D", "D", "play/stop a demo"),
+		Next:         b(" ", "space", "demo: next step"),
+		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑↓←→/hjk", "move")),
+		Down:         key.NewBinding(key.WithKeys("down", "j")),
+		Left:         key.NewBinding(key.WithKeys("left", "h")),
+		Right:        key.NewBinding(key.WithKeys("right")),
+		Open:         b("enter", "enter", "open"),
+		Filter:       b("/", "/", "filter"),
+		Command:      b(":", ":", "command"),
+		PageUp:       key.NewBinding(key.WithKeys("pgup")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown")),
+		Scroll:       key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓/jk pgup/pgdn", "scroll")),
 
 		Submit:    b("enter", "enter", "start"),
 		NextField: key.NewBinding(key.WithKeys("tab", "down"), key.WithHelp("tab", "next field")),
@@ -88,8 +110,10 @@ func (k keyMap) ShortHelp() []key.Binding {
 // FullHelp is the `?` overlay, in columns.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
+		{k.Up, k.Open, k.Filter, k.Command},
 		{k.Nodes, k.Load, k.Churn, k.ChurnLimited, k.Train},
 		{k.CL2, k.Faults, k.Unload, k.Snapshot, k.Report},
-		{k.Faster, k.SLOClass, k.Cancel, k.Help, k.Quit},
+		{k.Faster, k.SLOClass, k.Window, k.Cancel, k.Help, k.Quit},
+		{k.Demo, k.Next},
 	}
 }

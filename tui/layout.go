@@ -7,15 +7,15 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// setSize lays the panes out in w×h: a header line, the map (or an
-// overlay) beside allocation over activity, the charts across the bottom,
-// and the footer line. The charts grow with the terminal's height.
+// setSize lays the panes out in w×h: a header line, the SLO strip, the
+// map (or an overlay) beside allocation over activity, the charts across
+// the bottom, and the footer line. The charts grow with the terminal's height.
 func (m *Model) setSize(w, h int) {
 	m.w, m.h, m.dirty = w, h, true
 	if w < MinWidth || h < MinHeight {
 		return
 	}
-	bodyH := h - 2
+	bodyH := h - 3 - m.caption.rows() // header, SLO strip, footer; a demo's caption
 	sparkH := sparkRows(w) * (plotRows(w, h) + sparkChrome)
 	topH := bodyH - sparkH
 	rw := min(max(w/3, 34), 52)
@@ -29,6 +29,7 @@ func (m *Model) setSize(w, h int) {
 	m.allocation.SetSize(rw, allocH)
 	m.activity.SetSize(rw, topH-allocH)
 	m.sparks.SetSize(w, sparkH)
+	m.slo.SetSize(w, 1)
 	m.footer.SetSize(w, 1)
 }
 
@@ -60,13 +61,13 @@ func (m *Model) render() string {
 		m.footer.focus = m.overlay
 	}
 	right := m.allocation.View() + "\n" + m.activity.View()
-	return m.header() + "\n" + joinH(left, right) + "\n" + m.sparks.View() + "\n" + m.footer.View()
+	return m.header() + "\n" + m.captionLine() + m.slo.View() + "\n" + joinH(left, right) + "\n" + m.sparks.View() + "\n" + m.footer.View()
 }
 
 func (m *Model) header() string {
 	i, th := m.ctx.info, m.ctx.th
 	parts := []string{i.Cluster}
-	if i.Kubernetes != "" {
+	if i.Kubernetes != "" && m.w >= 100 {
 		parts = append(parts, "k8s "+i.Kubernetes)
 	}
 	if i.Kwok != "" && m.w >= 100 {
@@ -78,14 +79,13 @@ func (m *Model) header() string {
 	if !i.Created.IsZero() {
 		parts = append(parts, "up "+duration(m.ctx.now().Sub(i.Created)))
 	}
-	if i.Metrics != "" {
-		parts = append(parts, "metrics: "+i.Metrics)
-	}
 	state := "idle"
 	if active := m.activity.activeNames(); len(active) > 0 {
 		state = "running: " + strings.Join(active, ", ")
 	}
-	parts = append(parts, state)
+	// The charts' source and freshness after the state: a stale chart
+	// must not read as a quiet cluster.
+	parts = append(parts, state, m.metrics.text(i, m.ctx.now(), m.w >= 120))
 	line := th.Title.Render("GhostFleet") + " " + th.Header.Render(strings.Join(parts, " · "))
 	return fitLine(line, m.w)
 }

@@ -32,7 +32,18 @@ type Config struct {
 	Fleet   <-chan watch.FleetView
 	Metrics <-chan poll.MetricsView
 	Actions map[ActionKey]Action
+	// Inspect fetches a node in full and the nodes a filter selects,
+	// when the drill-down asks (watch.Inspector); nil: it says it cannot.
+	Inspect Inspector
 	Now     func() time.Time
+	// SetMetricsWindow asks the metrics poller for another window of
+	// history (the z key); nil: the charts keep the one they get.
+	SetMetricsWindow func(time.Duration)
+	// SLOScale multiplies the SLO thresholds of the strip and its alerts:
+	// 1 (or 0) in use; less only in tests, to provoke a breach.
+	SLOScale float64
+	// Demo plays scripted demos (D; caption.go); nil: none.
+	Demo *Demo
 }
 
 // MinWidth and MinHeight are the smallest terminal the console draws in.
@@ -55,9 +66,15 @@ type Model struct {
 	allocation *allocation
 	activity   *activity
 	sparks     *sparkPanel
+	slo        *sloStrip
 	footer     *footer
+	caption    caption
 	// overlay, when open, takes the map's place and every key.
 	overlay overlay
+	// prompt, when open, is the `/` or `:` line in the footer's place.
+	prompt *prompt
+	// metrics is the header's word on the charts' source.
+	metrics metricsSource
 
 	w, h      int
 	resizeSeq int
@@ -95,10 +112,12 @@ func New(cfg Config) *Model {
 		fleetMap:   &fleetMap{shared: c},
 		allocation: newAllocation(c),
 		activity:   newActivity(c),
-		sparks:     &sparkPanel{shared: c},
+		sparks:     &sparkPanel{shared: c, setWindow: cfg.SetMetricsWindow},
+		slo:        newSLOStrip(c, cfg.SLOScale),
 		footer:     newFooter(c),
 		dirty:      true,
 	}
+	m.sparks.marks, m.activity.alertLines = m.activity.marks, m.slo.alertLines
 	m.setSize(MinWidth, MinHeight)
 	return m
 }
@@ -154,11 +173,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.haveFleet, m.dirty = true, true
 		return m, tea.Batch(m.fleetMap.Update(msg), m.allocation.Update(msg), waitFleet(m.cfg.Fleet))
 	case metricsMsg:
+		m.metrics.note(poll.MetricsView(msg))
 		m.dirty = true
+		m.sloRound(poll.MetricsView(msg))
 		return m, tea.Batch(m.sparks.Update(msg), m.allocation.Update(msg), waitMetrics(m.cfg.Metrics))
 	case tickMsg:
 		m.dirty = true // uptime and elapsed times
-		return m, tea.Batch(m.footer.Update(msg), tick())
+		return m, tea.Batch(m.footer.Update(msg), tick(), m.drillTick())
+	case demoMsg:
+		m.dirty = true
+		return m, m.demoUpdate(msg)
+	case drillMsg:
+		m.dirty = true
+		return m, m.drill(msg)
 	case noticeMsg:
 		m.dirty = true
 		return m, m.footer.Update(msg)
@@ -168,10 +195,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case runDone:
 		m.dirty = true
 		cmd := m.activity.Update(msg)
+		alerts := m.sloRunDone(msg.id) // after the pane took the outcome
 		if m.quitting && m.activity.active() == 0 {
-			return m, tea.Quit
+			return m, tea.Sequence(alerts, tea.Quit)
 		}
-		return m, cmd
+		return m, tea.Batch(cmd, alerts, m.keepFrame(msg))
+	case startupMsg:
+		m.dirty = true
+		m.sloStartup(msg)
+		return m, nil
 	case shutdownMsg:
 		if m.activity.active() == 0 {
 			m.quitting = true
@@ -193,12 +225,18 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if key.Matches(msg, k.Interrupt) {
 		return m.quit()
 	}
+	if m.prompt != nil {
+		return m.promptKey(msg)
+	}
 	if m.overlay != nil {
 		o := m.overlay
 		cmd := o.Update(msg)
 		if o.closed() && m.overlay == o { // its answer may have opened another
 			m.overlay = nil
 		}
+		return cmd
+	}
+	if cmd, ok := m.demoKey(msg); ok {
 		return cmd
 	}
 	if a, ok := k.action(msg); ok {
@@ -208,8 +246,11 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.open(newKeysHelp(m.ctx))
+		m.open(newKeysHelp(m.ctx, commandsHelp(m.ctx.th, m.cfg.Actions)))
 		return nil
+	}
+	if cmd, ok := m.drillKey(msg); ok {
+		return cmd
 	}
 	return tea.Batch(m.activity.Update(msg), m.sparks.Update(msg))
 }
