@@ -19,6 +19,9 @@ type activity struct {
 	runs   []*run
 	nextID int
 	bar    progress.Model
+	// alertLines are the latest SLO alerts (the strip's), shown after
+	// the active runs.
+	alertLines func(w, n int) []string
 }
 
 func newActivity(c *shared) *activity { return &activity{shared: c, bar: newBar(c.th, true)} }
@@ -65,6 +68,11 @@ func (p *activity) View() string {
 // content lists runs, active first then the latest finished, in w×h.
 func (p *activity) content(w, h int) string {
 	th := p.th
+	if len(p.runs) == 0 && p.alertLines != nil {
+		if alerts := p.alertLines(w, h); len(alerts) > 0 {
+			return strings.Join(alerts, "\n")
+		}
+	}
 	if len(p.runs) == 0 {
 		return th.Dim.Render("no runs yet: l starts a load, c a churn")
 	}
@@ -86,6 +94,9 @@ func (p *activity) content(w, h int) string {
 		if r.message != "" {
 			lines = append(lines, "  "+th.Dim.Render(r.message))
 		}
+	}
+	if p.alertLines != nil {
+		lines = append(lines, p.alertLines(w, min(alertsShown, h-len(lines)))...)
 	}
 	for i := len(p.runs) - 1; i >= 0 && len(lines) < h; i-- {
 		r := p.runs[i]

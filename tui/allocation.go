@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ghostfleet/ghostfleet/fleet/watch"
+	"github.com/ghostfleet/ghostfleet/metrics/poll"
 )
 
 // allocation is the pane of GPU, node and pod counts. It changes with the
@@ -56,8 +57,8 @@ func (p *allocation) content() string {
 		frac = float64(v.GPUsUsed) / float64(v.GPUs)
 	}
 	util := ""
-	if len(p.gpuUtil) > 0 {
-		util = th.Dim.Render(fmt.Sprintf(" · util %.0f%%", p.gpuUtil[len(p.gpuUtil)-1]))
+	if u, ok := poll.Last(p.gpuUtil); ok {
+		util = th.Dim.Render(fmt.Sprintf(" · util %.0f%%", u))
 	}
 	lines := []string{
 		fmt.Sprintf("%s %s / %s  %s%s", th.Bold.Render("GPUs"), thousands(v.GPUsUsed), thousands(v.GPUs), th.Bold.Render(fmt.Sprintf("%.0f%%", 100*frac)), util),

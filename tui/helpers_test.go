@@ -76,7 +76,7 @@ func sampleMetrics() poll.MetricsView {
 		return out
 	}
 	return poll.MetricsView{
-		At: epoch,
+		At: epoch, Window: 15 * time.Minute, Step: 15 * time.Second,
 		API: map[string]poll.APILatency{
 			"sli-mutating-p99": {
 				Worst:  ramp(40, func(i int) float64 { return max(0.02+0.03*float64(i%10), 0.05) }),

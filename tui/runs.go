@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -197,4 +198,16 @@ func (p *activity) changeRate(up bool) tea.Cmd {
 		return notify("rate %g: %v", next, err)
 	}
 	return notify("churn rate %g → %g pods/s", old, next)
+}
+
+// marks are the runs for the charts to mark: each run's span, and the
+// fault runs (named "fault <kind>" by their action; "fault clear" clears
+// them) as faults.
+func (p *activity) marks() []mark {
+	out := make([]mark, 0, len(p.runs))
+	for _, r := range p.runs {
+		fault := strings.HasPrefix(r.name, "fault ") && r.name != "fault clear"
+		out = append(out, mark{start: r.started, end: r.ended, fault: fault})
+	}
+	return out
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/guptarohit/asciigraph"
+
+	"github.com/ghostfleet/ghostfleet/metrics/poll"
 )
 
 // spark is one sparkline: recent values, the current one and a limit line.
@@ -28,14 +30,23 @@ type spark struct {
 	note      string // shown instead of a value when there is no data
 }
 
+// plotArea is where renderSpark put the graph's columns in its body: from
+// left for w cells; w 0 when it drew no graph.
+type plotArea struct{ left, w int }
+
 // renderSpark draws s as a w-wide pane content of a graph h rows high.
-func renderSpark(th Theme, s spark, w, h int) (title, body string) {
-	if len(s.values) == 0 {
+// With marks, the graph gives its last row to markRow (drawn at the
+// graph's columns). Values may be NaN: no value at that time.
+func renderSpark(th Theme, s spark, w, h int, markRow func(w int) string) (title, body string, at plotArea) {
+	if _, ok := poll.Last(s.values); !ok {
 		note := s.note
 		if note == "" {
 			note = "no data yet"
 		}
-		return s.title + th.Dim.Render(s.limitText("  ")), th.Dim.Render(note)
+		return s.title + th.Dim.Render(s.limitText("  ")), th.Dim.Render(note), plotArea{}
+	}
+	if markRow != nil {
+		h--
 	}
 	title, captions := sparkTitle(th, s, w)
 	caption := ""
@@ -55,7 +66,9 @@ func renderSpark(th Theme, s spark, w, h int) (title, body string) {
 		// near it; otherwise it would flatten the series to the floor.
 		top := 0.0
 		for _, v := range s.values {
-			top = math.Max(top, v)
+			if !math.IsNaN(v) {
+				top = math.Max(top, v)
+			}
 		}
 		if top >= s.limit/2 {
 			series = append(series, flat(s.limit, len(s.values)))
@@ -69,18 +82,26 @@ func renderSpark(th Theme, s spark, w, h int) (title, body string) {
 	}
 	// The axis labels' width depends on the values: draw once to measure
 	// it, then again to fill exactly w columns.
-	out := plot(w / 2)
+	// The graph's first column is the axis' own (asciigraph draws the
+	// first value on it).
+	out, width := plot(w/2), w/2
 	drawn := 0
 	for _, l := range strings.Split(out, "\n") {
 		drawn = max(drawn, ansi.StringWidth(l))
 	}
-	if width := w - (drawn - w/2); width >= 4 {
-		out = plot(width)
+	if wide := w - (drawn - w/2); wide >= 4 {
+		out, width = plot(wide), wide
+	}
+	at = plotArea{left: drawn - w/2, w: width}
+	if markRow != nil {
+		// Under the graph's last row, however few rows it drew.
+		rows := strings.Count(out, "\n") + 1
+		out += strings.Repeat("\n", max(1, h-rows+1)) + strings.Repeat(" ", at.left) + markRow(width)
 	}
 	if caption != "" {
 		out = th.Dim.Render(caption) + "\n" + out
 	}
-	return title, out
+	return title, out, at
 }
 
 // limitText is what the title says of the limit, after sep.
@@ -99,7 +120,7 @@ func (s spark) limitText(sep string) string {
 // when it does not fit, and the spacing closes up before the limit is
 // cut off.
 func sparkTitle(th Theme, s spark, w int) (title string, captions []string) {
-	cur := s.values[len(s.values)-1]
+	cur, _ := poll.Last(s.values)
 	style := lipgloss.NewStyle()
 	if s.limit > 0 {
 		style = th.Good

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -20,6 +21,12 @@ type sparkPanel struct {
 	met   poll.MetricsView
 	class int    // the API chart's SLO class, an index of poll.SLOClasses
 	out   string // the memo; "" when stale
+	// window is the charts' window (z cycles chartWindows); setWindow
+	// asks the poller for it. marks are the runs and faults to mark,
+	// read when the charts are drawn.
+	window    time.Duration
+	setWindow func(time.Duration)
+	marks     func() []mark
 }
 
 // sparkChrome is a chart pane's rows besides its graph: title and border.
@@ -41,8 +48,11 @@ func (p *sparkPanel) Update(msg tea.Msg) tea.Cmd {
 	case metricsMsg:
 		p.met, p.out = poll.MetricsView(msg), ""
 	case tea.KeyMsg:
-		if key.Matches(msg, p.keys.SLOClass) {
+		switch {
+		case key.Matches(msg, p.keys.SLOClass):
 			p.class, p.out = (p.class+1)%len(poll.SLOClasses), ""
+		case key.Matches(msg, p.keys.Window):
+			return p.nextWindow()
 		}
 	}
 	return nil
@@ -54,7 +64,7 @@ func (p *sparkPanel) SetSize(w, h int) {
 	}
 }
 
-func (p *sparkPanel) ShortHelp() []key.Binding  { return []key.Binding{p.keys.SLOClass} }
+func (p *sparkPanel) ShortHelp() []key.Binding  { return []key.Binding{p.keys.SLOClass, p.keys.Window} }
 func (p *sparkPanel) FullHelp() [][]key.Binding { return [][]key.Binding{p.ShortHelp()} }
 
 func (p *sparkPanel) View() string {
@@ -65,6 +75,7 @@ func (p *sparkPanel) View() string {
 	paneH := p.h / (4 / cols)
 	var rows []string
 	sp := sparks(p.met, p.class)
+	axis := p.axis()
 	for i := 0; i < len(sp); i += cols {
 		var blocks []string
 		for j := range cols {
@@ -72,8 +83,15 @@ func (p *sparkPanel) View() string {
 			if j == cols-1 {
 				sw = p.w - (cols-1)*(p.w/cols)
 			}
-			title, body := renderSpark(p.th, sp[i+j], sw-4, paneH-sparkChrome)
-			blocks = append(blocks, box(p.th, title, body, sw, paneH))
+			plotH := paneH - sparkChrome
+			// A tall chart gives the marks a row of their own; a short
+			// one draws them on the axis, in its bottom border.
+			var markRow func(int) string
+			if axis != nil && plotH >= markRowFrom {
+				markRow = func(w int) string { return axis.markRow(p.th, w) }
+			}
+			title, body, at := renderSpark(p.th, sp[i+j], sw-4, plotH, markRow)
+			blocks = append(blocks, chartBox(p.th, title, body, sw, paneH, axis, at.left, at.w, markRow == nil))
 		}
 		rows = append(rows, joinH(blocks...))
 	}
@@ -88,6 +106,7 @@ const throughputGoal = 200.0
 // sparks builds the four sparklines from the metrics, the API one for SLO
 // class class (an index of poll.SLOClasses).
 func sparks(m poll.MetricsView, class int) []spark {
+	m = onGrid(m)
 	note := ""
 	if m.Err != "" {
 		note = "Prometheus: " + m.Err
@@ -97,7 +116,7 @@ func sparks(m poll.MetricsView, class int) []spark {
 	// missing data.
 	zero := func(vs []float64) []float64 {
 		if len(vs) == 0 && m.Err == "" && !m.At.IsZero() {
-			return []float64{0}
+			return flat(0, max(1, gridLen(m)))
 		}
 		return vs
 	}

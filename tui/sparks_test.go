@@ -38,7 +38,7 @@ func TestAPISparkLimitIsTheCatalogThreshold(t *testing.T) {
 			if s.limit != tt.want || s.limit != q.SLO.Threshold {
 				t.Errorf("limit %g, want %g (catalog %g)", s.limit, tt.want, q.SLO.Threshold)
 			}
-			title, _ := renderSpark(NewTheme(false), s, 56, 5)
+			title, _, _ := renderSpark(NewTheme(false), s, 56, 5, nil)
 			if want := "API p99 " + tt.class + " · pods  300ms  " + tt.wantSLO; title != want {
 				t.Errorf("title %q, want %q", title, want)
 			}
@@ -68,7 +68,7 @@ func TestAPISparkTitleAndCaption(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s-%dx%d", poll.SLOClasses[tt.class].Name, tt.w, tt.h), func(t *testing.T) {
-			title, body := renderSpark(th, sparks(m, tt.class)[0], tt.w, tt.h)
+			title, body, _ := renderSpark(th, sparks(m, tt.class)[0], tt.w, tt.h, nil)
 			if title != tt.wantTitle {
 				t.Errorf("title %q, want %q", title, tt.wantTitle)
 			}
@@ -88,7 +88,7 @@ func TestAPISparkTitleAndCaption(t *testing.T) {
 
 func TestAPISparkWithoutCalls(t *testing.T) {
 	pinProfile(t, termenv.Ascii)
-	title, body := renderSpark(NewTheme(false), sparks(sampleMetrics(), 3)[0], 56, 5)
+	title, body, _ := renderSpark(NewTheme(false), sparks(sampleMetrics(), 3)[0], 56, 5, nil)
 	if title != "API p99 LIST cluster  SLO 30s" || !strings.Contains(body, "no LIST cluster calls in the last 5m") {
 		t.Errorf("no calls: title %q body %q", title, body)
 	}
@@ -115,7 +115,7 @@ func TestEtcdQuotaComesFromTheData(t *testing.T) {
 	m.EtcdBytes = []float64{5 << 30, 6 << 30}
 	m.EtcdQuota = 8 << 30
 	s := sparks(m, 0)[3]
-	title, body := renderSpark(th, s, 56, 5)
+	title, body, _ := renderSpark(th, s, 56, 5, nil)
 	// At 6 of 8 GiB the quota is drawn: a line along the axis's top.
 	if s.limit != 8<<30 || title != "etcd DB  6.0GiB  quota 8.0GiB" || !strings.Contains(body, "8.0GiB┼───") {
 		t.Errorf("quota 8 GiB: limit %g title %q\n%s", s.limit, title, body)
@@ -123,7 +123,7 @@ func TestEtcdQuotaComesFromTheData(t *testing.T) {
 	// Unknown: no line, the DB tops the axis, and no 2 GiB is assumed.
 	m.EtcdQuota = 0
 	s = sparks(m, 0)[3]
-	title, body = renderSpark(th, s, 56, 5)
+	title, body, _ = renderSpark(th, s, 56, 5, nil)
 	if s.limit != 0 || title != "etcd DB  6.0GiB  quota unknown" || strings.Contains(body, "8.0GiB") || !strings.Contains(body, "6.0GiB┤") {
 		t.Errorf("quota unknown: limit %g title %q\n%s", s.limit, title, body)
 	}

@@ -31,6 +31,9 @@ type reportData struct {
 	Metrics  []QuerySeries
 	Phases   []chartPhase
 	CL2      []cl2Section
+	// Alerts are the SLO breaches and recoveries the console saw live
+	// in the window (alerts.json of the runs and snapshots in it).
+	Alerts []Alert
 }
 
 // chartPhase is a run's phase as the charts mark it.
@@ -89,6 +92,9 @@ func Report(dir string) (string, error) {
 	// stopped every chart from drawing.
 	d := reportData{Title: "GhostFleet — " + filepath.Base(dir), Run: run, Verdicts: vs, Metrics: ms, Phases: []chartPhase{}}
 	d.CL2 = cl2Sections(run.Runs)
+	if d.Alerts, err = AlertsIn(filepath.Dir(filepath.Clean(dir)), run.Window); err != nil {
+		return "", err
+	}
 	for _, r := range run.Runs {
 		for _, p := range r.Phases {
 			d.Phases = append(d.Phases, chartPhase{Label: r.ID + " " + p.Name, Start: unix(p.Start), End: unix(p.End), Fault: r.Kind == "fault"})
@@ -182,6 +188,13 @@ Versions: <code>{{params .Run.Fleet.Versions}}</code></p>
 <td>{{.Threshold}}</td><td>{{if ne .Status "no data"}}{{printf "%.3g" .Value}}{{end}}</td><td>{{.Where}}</td>
 <td class="{{if eq .Status "pass"}}pass{{else if eq .Status "fail"}}fail{{else}}nodata{{end}}">{{.Status}}</td><td>{{.Source}}</td></tr>
 {{end}}</table>
+
+{{if .Alerts}}<h2>SLO alerts seen live</h2>
+<p class="muted">Breaches and recoveries the console logged while it watched (alerts.json of the runs in the window).</p>
+<table><tr><th>time</th><th>SLO</th><th>scope</th><th>value</th><th>threshold</th><th>event</th><th>during</th></tr>
+{{range .Alerts}}<tr><td>{{time .At}}</td><td>{{.Name}}</td><td>{{.Scope}}</td><td>{{printf "%.3g" .Value}}</td><td>{{.Threshold}}</td>
+<td class="{{if eq .Kind "breached"}}fail{{else}}pass{{end}}">{{.Kind}}</td><td>{{.Run}}</td></tr>
+{{end}}</table>{{end}}
 
 <h2>Runs in the window</h2>
 {{if .Run.Runs}}<table><tr><th>run</th><th>kind</th><th>started</th><th>ended</th><th>outcome</th></tr>
