@@ -19,11 +19,20 @@ type fleetMap struct {
 	fleet watch.FleetView
 	have  bool
 	out   string // the memo; "" when stale
+
+	// The drill-down (cursor.go, filter.go): shown is fleet with the
+	// filter applied, lay the cells it was last drawn in.
+	filter mapFilter
+	shown  watch.FleetView
+	lay    mapLayout
+	cursor mapCursor
 }
 
 func (p *fleetMap) Update(msg tea.Msg) tea.Cmd {
 	if v, ok := msg.(fleetMsg); ok {
 		p.fleet, p.have, p.out = watch.FleetView(v), true, ""
+		p.shown = p.filter.apply(p.fleet)
+		return p.filter.refresh(p.now())
 	}
 	return nil
 }
@@ -39,9 +48,24 @@ func (p *fleetMap) View() string {
 		return box(p.th, "Fleet", p.th.Dim.Render("listing nodes and pods…"), p.w, p.h)
 	}
 	if p.out == "" {
-		cells, caption := renderMap(p.th, p.fleet, p.w-4, p.h-4)
+		p.lay = layoutMap(p.shown, p.w-4, p.h-4)
+		cur := p.cursor.place(p.lay, p.shown)
+		if !p.cursor.shown {
+			cur = cellPos{}
+		}
+		cells, caption := drawMap(p.th, p.shown, p.lay, cur), mapCaption(p.shown, p.lay)
+		if p.filter.active() {
+			caption = p.filter.caption(len(p.shown.Nodes), len(p.fleet.Nodes)) + mapCellCaption(p.shown, p.lay)
+			if len(p.shown.Nodes) == 0 {
+				cells = p.th.Dim.Render(p.filter.empty() + " · esc clears the filter")
+			}
+		}
+		last := mapLegend(p.th)
+		if cur.ok {
+			last = p.cursor.status(p.th, p.shown, p.lay, cur)
+		}
 		gap := strings.Repeat("\n", max(0, p.h-5-strings.Count(cells, "\n")))
-		p.out = box(p.th, "Fleet · "+caption, cells+"\n"+gap+mapLegend(p.th), p.w, p.h)
+		p.out = box(p.th, "Fleet · "+caption, cells+"\n"+gap+last, p.w, p.h)
 	}
 	return p.out
 }
@@ -59,8 +83,12 @@ const (
 type mapLayout struct {
 	perCell int
 	grouped bool
-	rows    [][]int // cell kinds, row by row
+	rows    [][]int  // cell kinds, row by row
+	spans   [][]span // each cell's nodes, row by row
 }
+
+// span is a cell's nodes: the view's Nodes[lo:hi]; a gap holds none.
+type span struct{ lo, hi int }
 
 // layoutMap places v's nodes into at most h rows of w cells.
 func layoutMap(v watch.FleetView, w, h int) mapLayout {
@@ -77,15 +105,17 @@ func layoutMap(v watch.FleetView, w, h int) mapLayout {
 	}
 	l := mapLayout{perCell: per}
 	var row []int
+	var spans []span
 	for i := 0; i < n; i += per {
 		row = append(row, aggregate(v.Nodes[i:min(i+per, n)]))
+		spans = append(spans, span{i, min(i+per, n)})
 		if len(row) == w {
-			l.rows = append(l.rows, row)
-			row = nil
+			l.rows, l.spans = append(l.rows, row), append(l.spans, spans)
+			row, spans = nil, nil
 		}
 	}
 	if len(row) > 0 {
-		l.rows = append(l.rows, row)
+		l.rows, l.spans = append(l.rows, row), append(l.spans, spans)
 	}
 	return l
 }
@@ -98,6 +128,7 @@ func layoutRacks(v watch.FleetView, w, h int) (mapLayout, bool) {
 	}
 	l := mapLayout{perCell: 1, grouped: true}
 	var row []int
+	var spans []span
 	for i := 0; i < len(v.Nodes); {
 		j := i
 		for j < len(v.Nodes) && v.Nodes[j].Rack == v.Nodes[i].Rack {
@@ -105,22 +136,23 @@ func layoutRacks(v watch.FleetView, w, h int) (mapLayout, bool) {
 		}
 		rack := v.Nodes[i:j]
 		if len(row) > 0 && len(row)+1+len(rack) > w {
-			l.rows = append(l.rows, row)
-			row = nil
+			l.rows, l.spans = append(l.rows, row), append(l.spans, spans)
+			row, spans = nil, nil
 		}
 		if len(rack) > w {
 			return mapLayout{}, false
 		}
 		if len(row) > 0 {
-			row = append(row, cellGap)
+			row, spans = append(row, cellGap), append(spans, span{})
 		}
-		for _, c := range rack {
+		for k, c := range rack {
 			row = append(row, aggregate([]watch.NodeCell{c}))
+			spans = append(spans, span{i + k, i + k + 1})
 		}
 		i = j
 	}
 	if len(row) > 0 {
-		l.rows = append(l.rows, row)
+		l.rows, l.spans = append(l.rows, row), append(l.spans, spans)
 	}
 	return l, len(l.rows) <= h
 }
@@ -154,10 +186,15 @@ func cellLevel(used, gpus int64) int {
 
 // renderMap draws the map in w×h cells (legend and caption excluded).
 func renderMap(th Theme, v watch.FleetView, w, h int) (cells, caption string) {
-	if len(v.Nodes) == 0 {
-		return th.Dim.Render("no nodes yet: press n to add some"), "0 nodes"
-	}
 	l := layoutMap(v, w, h)
+	return drawMap(th, v, l, cellPos{}), mapCaption(v, l)
+}
+
+// drawMap draws layout l of v, the cell at cur in the cursor's style.
+func drawMap(th Theme, v watch.FleetView, l mapLayout, cur cellPos) string {
+	if len(v.Nodes) == 0 {
+		return th.Dim.Render("no nodes yet: press n to add some")
+	}
 	// Style each kind of cell once and reuse its escape codes: a
 	// 5,000-cell map in a dozen Render calls, not thousands.
 	var codes [cellGap + 1][2]string
@@ -171,8 +208,13 @@ func renderMap(th Theme, v watch.FleetView, w, h int) (cells, caption string) {
 			b.WriteByte('\n')
 		}
 		for j := 0; j < len(row); {
+			if cur.ok && i == cur.r && j == cur.c {
+				b.WriteString(cursorCell(th, row[j]))
+				j++
+				continue
+			}
 			k := j
-			for k < len(row) && row[k] == row[j] {
+			for k < len(row) && row[k] == row[j] && !(cur.ok && i == cur.r && k == cur.c) {
 				k++
 			}
 			c := codes[row[j]]
@@ -180,16 +222,28 @@ func renderMap(th Theme, v watch.FleetView, w, h int) (cells, caption string) {
 			j = k
 		}
 	}
-	caption = fmt.Sprintf("%s nodes", thousands(int64(len(v.Nodes))))
+	return b.String()
+}
+
+// mapCaption says how many nodes the map shows and what a cell is.
+func mapCaption(v watch.FleetView, l mapLayout) string {
+	if len(v.Nodes) == 0 {
+		return "0 nodes"
+	}
+	return fmt.Sprintf("%s nodes", thousands(int64(len(v.Nodes)))) + mapCellCaption(v, l)
+}
+
+// mapCellCaption says what a cell is, when it is not one node.
+func mapCellCaption(v watch.FleetView, l mapLayout) string {
 	switch {
 	case l.grouped:
-		caption += " · grouped by rack"
+		return " · grouped by rack"
 	case l.perCell > 1 && v.Racked && l.perCell%v.RackSize == 0:
-		caption += fmt.Sprintf(" · 1 cell = %d rack%s (%d nodes)", l.perCell/v.RackSize, plural(l.perCell/v.RackSize), l.perCell)
+		return fmt.Sprintf(" · 1 cell = %d rack%s (%d nodes)", l.perCell/v.RackSize, plural(l.perCell/v.RackSize), l.perCell)
 	case l.perCell > 1:
-		caption += fmt.Sprintf(" · 1 cell = %d nodes", l.perCell)
+		return fmt.Sprintf(" · 1 cell = %d nodes", l.perCell)
 	}
-	return b.String(), caption
+	return ""
 }
 
 func cellGlyph(kind int) string {
