@@ -26,6 +26,8 @@ type consoleOptions struct {
 	width, height int
 	prometheusURL string
 	refresh       time.Duration
+	record        string     // --record: a cast of what the console draws
+	demo          *demoStart // ghostfleet demo: the script to play (demo.go)
 }
 
 func newConsoleCommand(g *globals) *cobra.Command {
@@ -66,6 +68,7 @@ func (o *consoleOptions) addFlags(cmd *cobra.Command) {
 	fs.IntVar(&o.height, "height", 0, "frame height for --once (default: the terminal's, or 40)")
 	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster (with --kubeconfig)")
 	fs.DurationVar(&o.refresh, "refresh", 500*time.Millisecond, "redraw the fleet at most this often")
+	fs.StringVar(&o.record, "record", "", "record everything the console draws into this asciinema v2 cast file (FILE.cast)")
 }
 
 func (o *consoleOptions) run(ctx context.Context) error {
@@ -133,8 +136,16 @@ func (o *consoleOptions) run(ctx context.Context) error {
 	// SIGTERM stops the runs, lets them record, then quits.
 	// Bubble Tea's own handler would quit on SIGTERM before the runs
 	// recorded; the context's handler routes it through Shutdown instead.
+	out, closeRecord, err := o.output("GhostFleet " + info.Cluster) // record.go
+	if err != nil {
+		return err
+	}
+	defer closeRecord()
+	player := o.newPlayer(ctx, &cfg) // demo.go: the D key, `ghostfleet demo`
+	defer player.closed()
 	p := tea.NewProgram(tui.New(cfg), tea.WithAltScreen(), tea.WithoutSignalHandler(),
-		tea.WithInput(o.streams.In), tea.WithOutput(o.streams.Out))
+		tea.WithInput(o.streams.In), tea.WithOutput(out))
+	player.attach(p)
 	stop := context.AfterFunc(ctx, func() { p.Send(tui.Shutdown()) })
 	defer stop()
 	_, err = p.Run()

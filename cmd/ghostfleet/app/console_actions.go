@@ -134,12 +134,12 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 		tui.ActSnapshot: {
 			Name: "Snapshot", Fields: []tui.Field{f("since", snap.Since.String(), "window before now")},
 			Describe: func(v []string) string { return "snapshot " + v[0] },
-			Run: runAction(o, func(v []string) (runs.SnapshotOptions, error) {
+			Run: keepFrame(runAction(o, func(v []string) (runs.SnapshotOptions, error) { // frame.txt beside it (record.go)
 				opts := runs.NewSnapshotOptions()
 				var err error
 				opts.Since, err = runs.Duration("since", v[0])
 				return opts, err
-			}, runs.Snapshot),
+			}, runs.Snapshot)),
 		},
 		tui.ActReport: {
 			Name:     "Report of the latest snapshot",

@@ -101,6 +101,7 @@ choose another.`,
 	}
 	root.AddCommand(
 		newConsoleCommand(g),
+		newDemoCommand(g),
 		newUpCommand(g),
 		newCheckCommand(g),
 		newNodesCommand(g),
