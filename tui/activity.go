@@ -98,10 +98,18 @@ func (p *activity) content(w, h int) string {
 	if p.alertLines != nil {
 		lines = append(lines, p.alertLines(w, min(alertsShown, h-len(lines)))...)
 	}
+	latest := true
 	for i := len(p.runs) - 1; i >= 0 && len(lines) < h; i-- {
 		r := p.runs[i]
 		if !r.finished {
 			continue
+		}
+		// The latest verdict is shown whole, as far as the pane goes;
+		// older ones in three lines at most.
+		most := 3
+		if latest {
+			most = max(3, h-len(lines)-2)
+			latest = false
 		}
 		mark, style := "✓", th.Good
 		switch {
@@ -113,12 +121,12 @@ func (p *activity) content(w, h int) string {
 		lines = append(lines, style.Render(mark)+" "+r.name+th.Dim.Render(" · "+duration(r.ended.Sub(r.started))))
 		switch {
 		case r.err != nil:
-			lines = append(lines, wrap(th.Bad, r.err.Error(), w)...)
+			lines = append(lines, wrapUpTo(th.Bad, clean(r.err.Error()), w, most)...)
 		case r.outcome.Summary != "":
-			lines = append(lines, wrap(th.Footer, r.outcome.Summary, w)...)
+			lines = append(lines, wrapUpTo(th.Footer, clean(r.outcome.Summary), w, most)...)
 		}
 		if r.outcome.Dir != "" {
-			lines = append(lines, "  "+th.Dim.Render(r.outcome.Dir))
+			lines = append(lines, wrapUpTo(th.Dim, r.outcome.Dir, w, 2)...)
 		}
 	}
 	return strings.Join(lines, "\n")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/progress"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ghostfleet/ghostfleet/fleet/watch"
 	"github.com/ghostfleet/ghostfleet/metrics/poll"
@@ -65,11 +66,68 @@ func (p *allocation) content() string {
 		p.bar.ViewAs(frac),
 		fmt.Sprintf("%s %s ready%s%s", th.Bold.Render("Nodes"), thousands(int64(v.Ready)),
 			warnIf(th, v.NotReady, " · %s NotReady"), warnIf(th, v.Faulted, " · %s faulted")),
-		// Failed pods matter more than finished ones: they come first.
-		fmt.Sprintf("%s %s running · %s pending%s%s%s", th.Bold.Render("Pods"), thousands(int64(v.Running)), thousands(int64(v.Pending)),
-			parenIf(v.Unscheduled, " (%s unscheduled)"), warnIf(th, v.Failed, " · %s failed"), parenIf(v.Succeeded, " · %s done")),
+		p.podsLine(p.w - 4),
+	}
+	if p.h-2 > len(lines) {
+		lines = append(lines, p.pendingLine())
 	}
 	return strings.Join(lines, "\n")
+}
+
+// allocationRows is the allocation pane's height in a console h high: a
+// line more for the pending pods' breakdown when there is room.
+func allocationRows(h int) int {
+	if h >= 32 {
+		return 8
+	}
+	return 7
+}
+
+// pendingLine splits the pending pods: not yet on a node (the scheduler's
+// queue) and bound but not yet running.
+func (p *allocation) pendingLine() string {
+	v := p.fleet
+	line := fmt.Sprintf("%s %s", p.th.Bold.Render("Pending"), thousands(int64(v.Pending)))
+	if v.Pending == 0 {
+		return line
+	}
+	sched := fmt.Sprintf(" · %s to schedule", thousands(int64(v.Unscheduled)))
+	start := fmt.Sprintf(" · %s starting", thousands(int64(v.Pending-v.Unscheduled)))
+	for _, c := range []string{line + sched + start, line + sched} {
+		if ansi.StringWidth(c) <= p.w-4 {
+			return c
+		}
+	}
+	return line
+}
+
+// podsLine is the pods' phases in w cells: the most detailed wording
+// that fits whole, so a cut never leaves a word that reads as another
+// ("unsched…" read as unschedulable when it meant not yet bound).
+// Failed pods matter more than pending or finished ones: they come
+// first.
+func (p *allocation) podsLine(w int) string {
+	th, v := p.th, p.fleet
+	pods := th.Bold.Render("Pods")
+	running, pending := thousands(int64(v.Running)), thousands(int64(v.Pending))
+	failed := warnIf(th, v.Failed, " · %s failed")
+	unbound := parenIf(v.Unscheduled, " (%s to schedule)")
+	if p.h-2 > 4 { // the pending line below says it
+		unbound = ""
+	}
+	done := parenIf(v.Succeeded, " · %s done")
+	candidates := []string{
+		fmt.Sprintf("%s %s running%s · %s pending%s%s", pods, running, failed, pending, unbound, done),
+		fmt.Sprintf("%s %s running%s · %s pending%s", pods, running, failed, pending, unbound),
+		fmt.Sprintf("%s %s running%s · %s pending%s", pods, running, failed, pending, done),
+		fmt.Sprintf("%s %s running%s · %s pending", pods, running, failed, pending),
+	}
+	for _, c := range candidates {
+		if ansi.StringWidth(c) <= w {
+			return c
+		}
+	}
+	return fmt.Sprintf("%s %s run%s · %s pend", pods, running, failed, pending)
 }
 
 // newBar is a static progress bar in the theme's colors (drawn with

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // duration formats d the way kubectl's AGE column does.
@@ -47,10 +48,17 @@ func thousands(n int64) string {
 func pad(s string, w int) string { return s + strings.Repeat(" ", max(0, w-len(s))) }
 
 // wrap indents s by two and wraps it into at most three lines of w.
-func wrap(style lipgloss.Style, s string, w int) []string {
-	lines := strings.Split(lipgloss.NewStyle().Width(w-2).Render(s), "\n")
-	if len(lines) > 3 {
-		lines = lines[:3]
+func wrap(style lipgloss.Style, s string, w int) []string { return wrapUpTo(style, s, w, 3) }
+
+// wrapUpTo indents s by two and wraps it into at most most lines of w,
+// words first, a path or a long word broken where it must; a text cut
+// short ends in "…", so a verdict never reads as whole when it is not.
+func wrapUpTo(style lipgloss.Style, s string, w, most int) []string {
+	lines := strings.Split(ansi.Wrap(s, max(w-2, 1), ""), "\n")
+	if len(lines) > most {
+		lines = lines[:most]
+		last := strings.TrimRight(lines[most-1], " ")
+		lines[most-1] = ansi.Truncate(last, max(w-3, 1), "") + "…"
 	}
 	for i, l := range lines {
 		lines[i] = "  " + style.Render(strings.TrimRight(l, " "))

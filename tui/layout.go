@@ -20,7 +20,7 @@ func (m *Model) setSize(w, h int) {
 	topH := bodyH - sparkH
 	rw := min(max(w/3, 34), 52)
 	mw := w - rw
-	allocH := 7
+	allocH := allocationRows(h)
 
 	m.fleetMap.SetSize(mw, topH)
 	if m.overlay != nil {
