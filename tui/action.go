@@ -53,6 +53,9 @@ type Outcome struct {
 	// Frame, when set, names a file in Dir the console saves its frame
 	// into as text (a snapshot's frame.txt).
 	Frame string
+	// Interrupted marks a run stopped by something other than esc (its
+	// demo stopping), drawn as a cancelled one is.
+	Interrupted bool
 }
 
 // ActionKey names the keys that start actions.

@@ -113,7 +113,7 @@ func (p *activity) content(w, h int) string {
 		}
 		mark, style := "✓", th.Good
 		switch {
-		case r.cancelled: // stopped with esc: the run recorded it as interrupted
+		case r.cancelled || r.outcome.Interrupted: // stopped with esc (or with its demo): the run recorded it as interrupted
 			mark, style = "■", th.Warn
 		case r.err != nil:
 			mark, style = "✗", th.Bad

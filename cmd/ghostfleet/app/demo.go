@@ -276,7 +276,7 @@ func (pl *consolePlayer) Run(ctx context.Context, st demo.Step, live func(runs.R
 		if res == nil || res.Header().Outcome == "" {
 			return tui.Outcome{}, err
 		}
-		out := tui.Outcome{Summary: res.Summary(), Dir: res.Header().Dir}
+		out := tui.Outcome{Summary: res.Summary(), Dir: res.Header().Dir, Interrupted: res.Header().Outcome == runs.Interrupted}
 		if st.Snapshot != nil {
 			out.Frame = snapshotFrame
 		}
