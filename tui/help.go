@@ -109,6 +109,7 @@ var longHelp = map[string]string{
 	"x":        "remove every GhostFleet workload",
 	"+/-":      "a running churn's rate up/down",
 	"v":        "next API SLO class on the chart",
+	"z":        "charts' window: 5, 15, 60 minutes",
 	"esc":      "clear the filter, else cancel run",
 	"↑↓←→/hjk": "move the map's cursor (l is load)",
 	"enter":    "open the node or group at the cursor",
@@ -158,6 +159,7 @@ func (k *keysHelp) View() string {
 	} else {
 		lines = items
 	}
+	lines = append(lines, "", th.Dim.Width(max(1, k.w-4)).Render(sloHelp()))
 	if len(k.commands) > 0 {
 		lines = append(lines, "", th.Bold.Render("Commands")+th.Dim.Render(" (: then a name and values in the form's order; missing ones keep these defaults)"))
 		lines = append(lines, k.commands...)

@@ -36,10 +36,10 @@ func (p *sparkPanel) nextWindow() tea.Cmd {
 	}
 	p.window = next
 	if p.setWindow == nil {
-		return notify("charts: the last %s (no poller to ask: the window shown is the data's)", duration(next))
+		return notify("charts: the last %s (no poller to ask: the window shown is the data's)", ago(next)[len("−"):])
 	}
 	p.setWindow(next)
-	return notify("charts: the last %s, every %s", duration(next), duration(poll.StepFor(next)))
+	return notify("charts: the last %s, a point every %s", ago(next)[len("−"):], duration(poll.StepFor(next)))
 }
 
 // axis is the charts' time axis over the metrics' window, with the runs
