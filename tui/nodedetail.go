@@ -168,7 +168,8 @@ func detailLines(th Theme, d watch.NodeDetail, w int) []string {
 	lines = append(lines, th.Bold.Render("Labels"))
 	lines = append(lines, packed(labels, w)...)
 	if len(normal) > 0 {
-		lines = append(lines, th.Bold.Render("Conditions")+" "+th.Good.Render("✓")+" "+strings.Join(normal, "  "))
+		lines = append(lines, th.Bold.Render("Conditions")+" "+th.Good.Render("✓"))
+		lines = append(lines, packed(normal, w)...)
 	}
 
 	if len(d.Taints) > 0 {

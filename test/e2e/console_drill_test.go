@@ -1,0 +1,49 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// consoleStepDrill finds a faulted node from the console alone: it
+// injects gpu-xid (Xid 79) on 5 nodes, filters the map with /faulted,
+// moves the cursor to the second faulted node, opens it and sees its
+// GpuXidProblem condition with the Xid, goes back (esc, esc clears the
+// filter) and clears the fault. It needs the console of TestConsole on
+// consoleCluster (100 nodes, at least 120×36), no overlay or prompt
+// open; it leaves the fleet without faults.
+func consoleStepDrill(t *testing.T, ctx context.Context, x tmux) {
+	t.Helper()
+	if r := ghostfleet(t, ctx, "fault", "gpu-xid", "--nodes", "5", "--name", consoleCluster); r.code != 0 {
+		t.Fatalf("fault gpu-xid --nodes 5: exit %d\n%s", r.code, r.errOut)
+	}
+	t.Cleanup(func() { ghostfleet(t, context.Background(), "fault", "clear", "--all", "--name", consoleCluster) })
+	x.waitFor(time.Minute, "5 faulted")
+
+	x.keys("/")
+	x.keys("-l", "faulted")
+	x.keys("Enter")
+	x.waitFor(10*time.Second, "filter faulted: 5 of 100 nodes", "▸ gf-node-")
+	x.keys("Right") // the filter put the cursor on the first faulted node: the second
+	s := x.waitFor(5*time.Second, "faulted · ")
+	cursor := regexp.MustCompile(`▸ (gf-node-\d{5}) · Ready faulted`).FindStringSubmatch(s)
+	if cursor == nil {
+		t.Fatalf("the status line does not name a faulted node under the cursor:\n%s", s)
+	}
+	x.keys("Enter")
+	s = x.waitFor(15*time.Second, "Node "+cursor[1], "GpuXidProblem True Xid79", "Xid 79: GPU has fallen off the bus")
+	for _, want := range []string{"nvidia.com/gpu-health=unhealthy:NoSchedule", "fault.ghostfleet.io/gpu-xid=true", "(1 out of service)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the node's details do not show %q:\n%s", want, s)
+		}
+	}
+	x.keys("Escape")
+	x.waitFor(5*time.Second, "filter faulted: 5 of 100 nodes")
+	x.keys("Escape")
+	x.waitFor(5*time.Second, "Fleet · 100 nodes")
+}
