@@ -103,7 +103,7 @@ func Compare(root, a, b string) (string, error) {
 		err = record.WriteJSON(dir, "compare.json", c)
 	}
 	if err == nil {
-		err = record.WriteFile(dir, "report.html", []byte(buf.String()))
+		err = record.WriteFile(dir, "report.html", []byte(inert(buf.String())))
 	}
 	if err != nil {
 		_ = os.RemoveAll(dir) // no half-made comparison

@@ -104,7 +104,7 @@ func Report(dir string) (string, error) {
 	if err := reportTemplate.Execute(&b, d); err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "report.html"), record.WriteFile(dir, "report.html", []byte(b.String()))
+	return filepath.Join(dir, "report.html"), record.WriteFile(dir, "report.html", []byte(inert(b.String())))
 }
 
 // cl2Section is a ClusterLoader2 run shown in a report.

@@ -61,7 +61,7 @@ func BuildSite(root, out string) (int, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return 0, err
 	}
-	return len(entries), record.WriteFile(out, "index.html", []byte(b.String()))
+	return len(entries), record.WriteFile(out, "index.html", []byte(inert(b.String())))
 }
 
 // splitRunName splits "bench-load-20261129-170441[-2]" into its kind

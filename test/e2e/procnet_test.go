@@ -26,6 +26,13 @@ func clusterListeners(name string) ([]listener, error) {
 	if err != nil {
 		return nil, err
 	}
+	return listenersOf(pids)
+}
+
+// listenersOf lists the TCP sockets in LISTEN state that the processes
+// hold, one per process and socket.
+func listenersOf(pids map[string]int) ([]listener, error) {
+	seen := map[int]bool{}
 	listening := map[string]string{} // socket inode → address
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		if err := readListening(f, listening); err != nil {
@@ -34,6 +41,10 @@ func clusterListeners(name string) ([]listener, error) {
 	}
 	var out []listener
 	for _, pid := range pids {
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
 		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 		if err != nil {
