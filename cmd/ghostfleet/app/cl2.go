@@ -93,6 +93,9 @@ func (o *cl2Options) run(ctx context.Context, extra []string, nodesSet bool) err
 		o.Nodes = &o.nodes
 	}
 	o.ExtraArgs = extra
+	if o.context != "" { // without --kubeconfig the target drops it: refuse it here
+		return runs.ErrCL2Context
+	}
 	p := o.streams.printer(false)
 	defer p.Close()
 	res, err := runs.CL2(ctx, o.env(p, ""), o.CL2Options)
