@@ -90,10 +90,15 @@ func TestConsole(t *testing.T) {
 	work := t.TempDir()
 	x := tmux{t: t, session: fmt.Sprintf("gf-e2e-console-%d", os.Getpid())}
 	x.run("new-session", "-d", "-s", x.session, "-x", "120", "-y", "36", "-c", work,
-		fmt.Sprintf("GHOSTFLEET_CLUSTER=%s GHOSTFLEET_RESULTS=%s %s; echo console-exit=$?; sleep 300", consoleCluster, filepath.Join(work, "results"), bin))
+		fmt.Sprintf("GHOSTFLEET_CLUSTER=%s GHOSTFLEET_RESULTS=%s GHOSTFLEET_SLO_SCALE=%s %s; echo console-exit=$?; sleep 300",
+			consoleCluster, filepath.Join(work, "results"), SLOScaleForConsoleTest, bin))
 	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", x.session).Run() })
 
 	x.waitFor(time.Minute, "100 nodes", "GPUs 0 / 800", "API p99")
+	// An incident from the console alone: which nodes are faulted, and why.
+	consoleStepDrill(t, ctx, x)
+	// The SLO strip turns during a load and the breach is kept with it.
+	consoleStepSLOBreach(t, ctx, x, filepath.Join(work, "results"))
 	before := strings.Count(x.screen(), "·")
 
 	x.keys("l")
@@ -117,7 +122,7 @@ func TestConsole(t *testing.T) {
 	x.keys("q")
 	x.waitFor(30*time.Second, "console-exit=0")
 
-	for _, pattern := range []string{"load-*/run.json", "snapshot-*/run.json", "snapshot-*/slo.json", "snapshot-*/metrics.json"} {
+	for _, pattern := range []string{"snapshot-*/run.json", "snapshot-*/slo.json", "snapshot-*/metrics.json"} {
 		matches, _ := filepath.Glob(filepath.Join(work, "results", pattern))
 		if len(matches) != 1 {
 			t.Errorf("results/%s: %d files, want 1", pattern, len(matches))
@@ -129,8 +134,12 @@ func TestConsole(t *testing.T) {
 			Pods int `json:"pods"`
 		} `json:"params"`
 	}
-	if m, _ := filepath.Glob(filepath.Join(work, "results", "load-*", "run.json")); len(m) == 1 {
-		readFile(t, m[0], &rec)
+	// The SLO step's load of 600 came first; the map's load of 400 is the last.
+	loads, _ := filepath.Glob(filepath.Join(work, "results", "load-*", "run.json"))
+	if len(loads) != 2 {
+		t.Errorf("%d load records, want 2 (600 and 400 pods): %v", len(loads), loads)
+	} else {
+		readFile(t, loads[1], &rec)
 		if rec.Outcome != "completed" || rec.Params.Pods != 400 {
 			t.Errorf("the console's load record: outcome %q pods %d", rec.Outcome, rec.Params.Pods)
 		}

@@ -11,23 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/ghostfleet/ghostfleet/fleet"
 )
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 type listener struct{ process, addr string }
-
-// clusterListeners lists the TCP sockets in LISTEN state that the
-// cluster's processes hold, from /proc.
-func clusterListeners(name string) ([]listener, error) {
-	pids, err := fleet.PIDs(name)
-	if err != nil {
-		return nil, err
-	}
-	return listenersOf(pids)
-}
 
 // listenersOf lists the TCP sockets in LISTEN state that the processes
 // hold, one per process and socket.
