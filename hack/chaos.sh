@@ -23,14 +23,43 @@ out=${GHOSTFLEET_RESULTS:-results}/chaos-$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 pids=~/.kwok/clusters/$name/pids
 now() { date +%s.%N; }
+statusjson() { # status exits non-zero while a component is down: that is no error here
+	"$bin" status --name "$name" -o json 2>/dev/null || true
+}
+down() { # the components `ghostfleet status` says are not running
+	statusjson | python3 -c '
+import json, sys
+print(" ".join(x["name"] for x in json.load(sys.stdin)["components"] if not x["running"]))'
+}
 running() { # is COMPONENT running, as `ghostfleet status` sees it?
-	"$bin" status --name "$name" -o json 2>/dev/null | python3 -c '
+	statusjson | python3 -c '
 import json, sys
 c = {x["name"]: x for x in json.load(sys.stdin)["components"]}
 sys.exit(0 if c.get(sys.argv[1], {}).get("running") else 1)' "$1"
 }
 
+bring_back() { # restart what is down; note it on the last step's row
+	local collateral d
+	collateral=$(down)
+	[ -n "$collateral" ] || return 0
+	for d in $collateral; do
+		echo "   $d is down too (collateral): restarting it"
+		"$bin" restart "$d" --name "$name" -o json >"$out/restart-collateral-$d-$1.json"
+	done
+	[ -f "$out/chaos.json" ] || return 0
+	python3 - "$out/chaos.json" "$collateral" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+rows[-1]["collateral"] = sys.argv[2].split()
+json.dump(rows, open(sys.argv[1], "w"), indent=2)
+PY
+}
+
 for c in "${components[@]}"; do
+	# A kill can take others down with it (the scheduler and the
+	# controller-manager exit when they lose their leader lease): bring
+	# them back first, as the previous step's collateral.
+	bring_back "before-$c"
 	echo "== $c: churn $rate pods/s for $((down + 50))s, SIGKILL at 15s, down ${down}s, restart"
 	"$bin" churn "$rate" "$((down + 50))s" --name "$name" -o json >"$out/churn-$c.json" 2>"$out/churn-$c.log" &
 	churn=$!
@@ -58,7 +87,8 @@ churn, restart = load(f"churn-{c}.json"), load(f"restart-{c}.json")
 row = {
     "component": c, "detectSeconds": detect, "backSeconds": back,
     "restartSeconds": restart.get("seconds"), "restartOutcome": restart.get("outcome"),
-    "churnOutcome": churn.get("outcome"), "churnDir": churn.get("dir"),
+    "churnOutcome": churn.get("outcome"), "churnRun": os.path.basename(churn.get("dir") or ""),
+    "restartRun": os.path.basename(restart.get("dir") or ""),
     "created": churn.get("created"), "createSlots": (churn.get("attempted") or {}).get("create"),
     "createRatio": churn.get("createRatio"), "errors": churn.get("errors"),
     "snapshot": snap,
@@ -70,4 +100,5 @@ json.dump(rows, open(path, "w"), indent=2)
 print("   ", json.dumps({k: row[k] for k in ("createRatio", "errors", "snapshot")}))
 PY
 done
+bring_back after
 echo "chaos report: $out/chaos.json"
