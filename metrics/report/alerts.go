@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet/record"
-	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
 
 // AlertsFile is the file a run folder keeps the console's SLO alerts in:
@@ -129,25 +128,6 @@ func dedupe(as []Alert) []Alert {
 // verdict judges it: pod_startup p99 of a steady load (judged), or of a
 // burst (measured, not judged: the SLO is defined for steady state).
 func PodStartup(r record.Record) (p99 float64, judged, ok bool) {
-	data, err := json.Marshal(r.Result)
-	if err != nil {
-		return 0, false, false
-	}
-	if r.Kind == record.KindCL2 {
-		p99, ok := cl2PodStartupP99(data)
-		return p99, ok, ok
-	}
-	var res struct {
-		Pattern        string `json:"pattern"`
-		StartupLatency *struct {
-			PodStartup struct {
-				Count int     `json:"count"`
-				P99   float64 `json:"p99"`
-			} `json:"podStartup"`
-		} `json:"startupLatency"`
-	}
-	if json.Unmarshal(data, &res) != nil || res.StartupLatency == nil || res.StartupLatency.PodStartup.Count == 0 {
-		return 0, false, false
-	}
-	return res.StartupLatency.PodStartup.P99, res.Pattern == workload.PatternSteady, true
+	f, ok := startupOf(r)
+	return f.P99, f.Steady, ok
 }

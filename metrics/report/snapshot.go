@@ -189,39 +189,14 @@ func podStartupVerdict(runs []record.Record) Verdict {
 		Origin: metrics.OriginUpstream, Definition: metrics.SourcePodStartupLatency}
 	var bursts []string
 	for _, r := range runs {
-		data, err := json.Marshal(r.Result)
-		if err != nil {
-			continue
-		}
-		if r.Kind == record.KindCL2 {
-			if p99, ok := cl2PodStartupP99(data); ok && (v.Status == StatusNoData || p99 > v.Value) {
-				v.Value, v.Where, v.Status = p99, r.ID, StatusPass
-			}
-			continue
-		}
-		var res struct {
-			Pattern      string  `json:"pattern"`
-			ScheduleRate float64 `json:"scheduleRate"`
-			Verdict      struct {
-				MaxPending float64 `json:"maxPending"`
-			} `json:"verdict"`
-			StartupLatency *struct {
-				PodStartup struct {
-					Count int     `json:"count"`
-					P99   float64 `json:"p99"`
-				} `json:"podStartup"`
-			} `json:"startupLatency"`
-		}
-		if json.Unmarshal(data, &res) != nil || res.StartupLatency == nil || res.StartupLatency.PodStartup.Count == 0 {
-			continue
-		}
-		if res.Pattern != workload.PatternSteady {
+		f, ok := startupOf(r)
+		switch {
+		case !ok:
+		case !f.Steady:
 			bursts = append(bursts, fmt.Sprintf("%s (%s: scheduled %.0f pods/s, up to %.0f waiting to be bound, pod_startup p99 %.2fs)",
-				r.ID, cmp.Or(res.Pattern, "burst"), res.ScheduleRate, res.Verdict.MaxPending, res.StartupLatency.PodStartup.P99))
-			continue
-		}
-		if p99 := res.StartupLatency.PodStartup.P99; v.Status == StatusNoData || p99 > v.Value {
-			v.Value, v.Where, v.Status = p99, r.ID, StatusPass
+				r.ID, cmp.Or(f.Pattern, "burst"), f.ScheduleRate, f.MaxPending, f.P99))
+		case v.Status == StatusNoData || f.P99 > v.Value:
+			v.Value, v.Where, v.Status = f.P99, r.ID, StatusPass
 		}
 	}
 	if v.Status != StatusNoData && v.Value > v.Threshold {
@@ -231,6 +206,48 @@ func podStartupVerdict(runs []record.Record) Verdict {
 		v.Note = "not judged, not steady state: " + strings.Join(bursts, "; ")
 	}
 	return v
+}
+
+// startup is a run's pod startup figures as the verdict reads them.
+type startup struct {
+	P99 float64
+	// Steady runs are judged; bursts (and runs paced above capacity) are
+	// listed with their pattern, schedule rate and queue.
+	Steady       bool
+	Pattern      string
+	ScheduleRate float64
+	MaxPending   float64
+}
+
+// startupOf reads a record's pod startup: a cl2 run's PodStartupLatency
+// (steady: CL2 paces its latency pods) or a load's pod_startup p99.
+func startupOf(r record.Record) (startup, bool) {
+	data, err := json.Marshal(r.Result)
+	if err != nil {
+		return startup{}, false
+	}
+	if r.Kind == record.KindCL2 {
+		p99, ok := cl2PodStartupP99(data)
+		return startup{P99: p99, Steady: true}, ok
+	}
+	var res struct {
+		Pattern      string  `json:"pattern"`
+		ScheduleRate float64 `json:"scheduleRate"`
+		Verdict      struct {
+			MaxPending float64 `json:"maxPending"`
+		} `json:"verdict"`
+		StartupLatency *struct {
+			PodStartup struct {
+				Count int     `json:"count"`
+				P99   float64 `json:"p99"`
+			} `json:"podStartup"`
+		} `json:"startupLatency"`
+	}
+	if json.Unmarshal(data, &res) != nil || res.StartupLatency == nil || res.StartupLatency.PodStartup.Count == 0 {
+		return startup{}, false
+	}
+	return startup{P99: res.StartupLatency.PodStartup.P99, Steady: res.Pattern == workload.PatternSteady,
+		Pattern: res.Pattern, ScheduleRate: res.ScheduleRate, MaxPending: res.Verdict.MaxPending}, true
 }
 
 // cl2PodStartupP99 is the SLO figure of a cl2 run: pod_startup p99 of
