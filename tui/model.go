@@ -304,6 +304,9 @@ func (m *Model) quit() tea.Cmd {
 func (m *Model) stopAll() tea.Cmd {
 	m.quitting = true
 	n := m.activity.stopAll()
+	if n == 0 { // the runs ended while the question was open: no runDone will quit
+		return tea.Quit
+	}
 	return notify("stopping %d run%s: each cleans up and records what it did…", n, plural(n))
 }
 

@@ -355,10 +355,19 @@ func (pl *play) stop(cancel context.CancelFunc) string {
 	cancel()
 	pl.state.Detail = fmt.Sprintf("cancelling %d run%s…", n, plural(n))
 	pl.show()
+	interrupted := 0
 	for len(pl.running) > 0 {
-		_ = pl.collect(<-pl.done) // each cancelled run says so in its own record
+		d := <-pl.done
+		_ = pl.collect(d) // each cancelled run says so in its own record
+		if d.res != nil && d.res.Header().Outcome == runs.Interrupted {
+			interrupted++
+		}
 	}
-	return fmt.Sprintf("%d run%s cancelled and recorded as interrupted", n, plural(n))
+	if interrupted == n {
+		return fmt.Sprintf("%d run%s cancelled and recorded as interrupted", n, plural(n))
+	}
+	// A run past its work (a churn removing its pods) finishes as it was.
+	return fmt.Sprintf("%d run%s cancelled, %d recorded as interrupted", n, plural(n), interrupted)
 }
 
 func (pl *play) latestRate() runs.RateControl {
