@@ -145,4 +145,8 @@ func TestConsole(t *testing.T) {
 		}
 	}
 	ghostfleet(t, ctx, "unload", "--name", consoleCluster)
+
+	// A talk without typing a command: the 60-second teaser, played in
+	// auto mode and recorded as a cast.
+	consoleStepDemo(t, ctx, x, bin, work, consoleCluster)
 }
