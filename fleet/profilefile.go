@@ -157,7 +157,7 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 			Kind       string `json:"kind"`
 		}
 		if err := yaml.Unmarshal(doc, &head); err != nil {
-			return fail("document %d: %v", i+1, oneLine(err))
+			return fail("document %d: %v", i+1, OneLine(err))
 		}
 		switch {
 		case head.Kind == ProfileKind:
@@ -167,7 +167,7 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 			if head.APIVersion != ProfileAPIVersion {
 				return fail("apiVersion %q: this GhostFleet reads %s %s", head.APIVersion, ProfileAPIVersion, ProfileKind)
 			}
-			if err := strictUnmarshal(doc, &pf); err != nil {
+			if err := StrictYAML(doc, &pf); err != nil {
 				return fail("%v", err)
 			}
 			havePF, profileDoc = true, i+1
@@ -189,7 +189,7 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 	}
 	sched, err := parseSchedulerConfig(schedulerConfig)
 	if err != nil {
-		return fail("KubeSchedulerConfiguration: %v", oneLine(err))
+		return fail("KubeSchedulerConfiguration: %v", OneLine(err))
 	}
 	if n := pf.Metadata.Name; !profileNameRE.MatchString(n) || len(n) > 63 {
 		return fail("metadata.name %q: a profile's name is lower-case letters, digits and '-' (at most 63)", n)
@@ -243,7 +243,7 @@ func splitYAML(data []byte) ([][]byte, error) {
 		}
 		j, err := yaml.YAMLToJSON(doc)
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %v", len(docs)+1, oneLine(err))
+			return nil, fmt.Errorf("document %d: %v", len(docs)+1, OneLine(err))
 		}
 		if s := string(bytes.TrimSpace(j)); s == "null" || s == "" {
 			continue
@@ -252,16 +252,22 @@ func splitYAML(data []byte) ([][]byte, error) {
 	}
 }
 
-// strictUnmarshal decodes a YAML document into v, failing on unknown or
-// duplicate fields with their path (e.g. controllerManager.qpss).
-func strictUnmarshal(doc []byte, v any) error {
+// StrictYAML decodes a YAML document into v, failing on unknown or
+// duplicate fields with their path (e.g. controllerManager.qpss), in one
+// line: how every file a user hands GhostFleet is read.
+func StrictYAML(doc []byte, v any) error {
 	j, err := yaml.YAMLToJSONStrict(doc)
 	if err != nil {
-		return errors.New(oneLine(err))
+		return errors.New(OneLine(err))
 	}
+	return StrictJSON(j, v)
+}
+
+// StrictJSON is StrictYAML for a document already in JSON.
+func StrictJSON(j []byte, v any) error {
 	strict, err := sigsjson.UnmarshalStrict(j, v)
 	if err != nil {
-		return errors.New(oneLine(err))
+		return errors.New(OneLine(err))
 	}
 	if len(strict) > 0 {
 		msgs := make([]string, len(strict))
@@ -273,9 +279,9 @@ func strictUnmarshal(doc []byte, v any) error {
 	return nil
 }
 
-// oneLine folds a multi-line YAML or JSON error and drops the decoders'
+// OneLine folds a multi-line YAML or JSON error and drops the decoders'
 // own prefixes, which say nothing to someone editing a file.
-func oneLine(err error) string {
+func OneLine(err error) string {
 	s := err.Error()
 	for _, prefix := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
 		s = strings.ReplaceAll(s, prefix, "")

@@ -136,7 +136,7 @@ func parseStages(source string, data []byte) ([]*v1alpha1.Stage, error) {
 			return nil, fmt.Errorf("%s: document %d: %s", source, i+1, fmt.Sprintf(format, args...))
 		}
 		var s v1alpha1.Stage
-		if err := strictUnmarshal(doc, &s); err != nil {
+		if err := StrictYAML(doc, &s); err != nil {
 			return fail("%v", err)
 		}
 		switch {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
@@ -224,13 +224,13 @@ func Parse(source string, data []byte) (*Script, error) {
 		Kind       string `json:"kind"`
 	}
 	if err := yaml.Unmarshal(data, &head); err != nil {
-		return fail("%s", oneLine(err))
+		return fail("%s", fleet.OneLine(err))
 	}
 	if head.Kind != Kind || head.APIVersion != APIVersion {
 		return fail("apiVersion %q kind %q: a demo script is a %s %s", head.APIVersion, head.Kind, APIVersion, Kind)
 	}
 	var f scriptFile
-	if err := strictUnmarshal(data, &f); err != nil {
+	if err := fleet.StrictYAML(data, &f); err != nil {
 		return fail("%s", err)
 	}
 	if n := f.Metadata.Name; !nameRE.MatchString(n) || len(n) > 63 {
@@ -260,7 +260,7 @@ func Parse(source string, data []byte) (*Script, error) {
 // parseStep reads one step; errors name the field, not the file.
 func parseStep(raw json.RawMessage) (Step, error) {
 	var f stepFile
-	if err := strictJSON(raw, &f); err != nil {
+	if err := fleet.StrictJSON(raw, &f); err != nil {
 		return Step{}, err
 	}
 	st := Step{Caption: strings.TrimSpace(f.Caption), Rate: f.Rate, Until: f.Until, Timeout: DefaultTimeout}
@@ -411,38 +411,4 @@ func setDuration(to *time.Duration, v *metav1.Duration) {
 
 func (u *Until) empty() bool {
 	return u.PodsRunning == nil && u.NodesReady == nil && u.NodesFaulted == nil && u.GPUsAllocated == nil
-}
-
-// strictUnmarshal decodes YAML into v, failing on unknown or duplicate
-// fields with their path.
-func strictUnmarshal(doc []byte, v any) error {
-	j, err := yaml.YAMLToJSONStrict(doc)
-	if err != nil {
-		return errors.New(oneLine(err))
-	}
-	return strictJSON(j, v)
-}
-
-func strictJSON(j []byte, v any) error {
-	strict, err := sigsjson.UnmarshalStrict(j, v)
-	if err != nil {
-		return errors.New(oneLine(err))
-	}
-	if len(strict) > 0 {
-		msgs := make([]string, len(strict))
-		for i, e := range strict {
-			msgs[i] = e.Error()
-		}
-		return errors.New(strings.Join(msgs, "; "))
-	}
-	return nil
-}
-
-// oneLine folds a decoder's error into one line without its prefixes.
-func oneLine(err error) string {
-	s := err.Error()
-	for _, prefix := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
-		s = strings.ReplaceAll(s, prefix, "")
-	}
-	return strings.Join(strings.Fields(s), " ")
 }
