@@ -315,6 +315,10 @@ func TestDirectScrape(t *testing.T) {
 		// No run overlaps the sampling window: the charts must draw anyway.
 		screenshot(t, filepath.Join(dirs[0], "report.html"))
 	})
+
+	// Components killed and brought back (issue #16), on the same fleet.
+	t.Run("restart Prometheus", func(t *testing.T) { chaosRestartPrometheus(t, ctx, directCluster, resultsDir) })
+	t.Run("kill the apiserver mid-churn", func(t *testing.T) { chaosKillAPIServer(t, ctx, directCluster, resultsDir) })
 }
 
 // families lists the metric families the catalog reads, as stored.
