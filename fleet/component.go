@@ -3,11 +3,13 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
-
-	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
 )
 
 // Restart is what restarting a component did.
@@ -38,18 +40,21 @@ func RestartComponent(ctx context.Context, name, component string, timeout time.
 		return res, fmt.Errorf("component %q is not one of fleet %q's: allowed are %s", component, name, strings.Join(names, ", "))
 	}
 	start := time.Now()
-	status, _ := rt.InspectComponent(ctx, component)
-	res.WasRunning = status == runtime.ComponentStatusReady || status == runtime.ComponentStatusRunning
+	res.WasRunning = componentAlive(name, component)
 	if res.WasRunning {
 		if err := rt.StopComponent(ctx, component); err != nil {
 			return res, err
 		}
+	} else {
+		// kwokctl would take a zombie for a running process and not start
+		// the component: forget the dead process first.
+		forgetProcess(name, component)
 	}
 	if err := rt.StartComponent(ctx, component); err != nil {
 		return res, err
 	}
 	err = poll(ctx, timeout, func() (bool, error) {
-		if s, _ := rt.InspectComponent(ctx, component); s != runtime.ComponentStatusReady && s != runtime.ComponentStatusRunning {
+		if !componentAlive(name, component) {
 			return false, nil
 		}
 		if component != "kube-apiserver" {
@@ -87,4 +92,45 @@ func ComponentNames(ctx context.Context, name string) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// componentAlive reports whether component of fleet name runs: kwokctl's
+// pid file names a process that exists and is not a zombie. A killed
+// component whose parent has not reaped it (a console that brought the
+// fleet up in-process, a test) stays in the process table as a zombie,
+// which kwokctl counts as running.
+func componentAlive(name, component string) bool {
+	pid, ok := componentPID(name, component)
+	if !ok {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(stat), ')') // the command name may hold spaces
+	return i > 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X'
+}
+
+func componentPID(name, component string) (int, bool) {
+	data, err := os.ReadFile(pidFile(name, component))
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid, err == nil && pid > 0
+}
+
+func pidFile(name, component string) string {
+	return filepath.Join(clusterWorkdir(name), "pids", component+".pid")
+}
+
+// forgetProcess reaps component's dead process if it is this process's
+// child, and removes its pid file so that kwokctl starts it afresh.
+func forgetProcess(name, component string) {
+	if pid, ok := componentPID(name, component); ok {
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+	_ = os.Remove(pidFile(name, component))
 }

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
 
 	"github.com/ghostfleet/ghostfleet/metrics"
 )
@@ -148,8 +147,7 @@ func ownComponents(ctx context.Context, name string, apiserver ComponentHealth, 
 	}
 	out := make([]ComponentHealth, 0, len(components))
 	for _, c := range components {
-		status, _ := rt.InspectComponent(ctx, c.Name)
-		h := ComponentHealth{Name: c.Name, Running: status == runtime.ComponentStatusReady || status == runtime.ComponentStatusRunning}
+		h := ComponentHealth{Name: c.Name, Running: componentAlive(name, c.Name)}
 		switch {
 		case !h.Running:
 			h.Detail = "process not running"
