@@ -28,12 +28,20 @@ func consoleStepDrill(t *testing.T, ctx context.Context, x tmux) {
 	x.keys("/")
 	x.keys("-l", "faulted")
 	x.keys("Enter")
-	x.waitFor(10*time.Second, "filter faulted: 5 of 100 nodes", "▸ gf-node-")
-	x.keys("Right") // the filter put the cursor on the first faulted node: the second
-	s := x.waitFor(5*time.Second, "faulted · ")
-	cursor := regexp.MustCompile(`▸ (gf-node-\d{5}) · Ready faulted`).FindStringSubmatch(s)
-	if cursor == nil {
+	under := regexp.MustCompile(`▸ (gf-node-\d{5}) · Ready faulted`)
+	s := x.waitFor(10*time.Second, "filter faulted: 5 of 100 nodes", "▸ gf-node-")
+	first := under.FindStringSubmatch(s)
+	if first == nil {
 		t.Fatalf("the status line does not name a faulted node under the cursor:\n%s", s)
+	}
+	x.keys("Right") // the filter put the cursor on the first faulted node: the second
+	var cursor []string
+	for deadline := time.Now().Add(5 * time.Second); cursor == nil; time.Sleep(200 * time.Millisecond) {
+		if m := under.FindStringSubmatch(x.screen()); m != nil && m[1] != first[1] {
+			cursor = m // the screen may lag the key: wait for the cursor to move
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the cursor did not move from %s to another faulted node:\n%s", first[1], x.screen())
+		}
 	}
 	x.keys("Enter")
 	s = x.waitFor(15*time.Second, "Node "+cursor[1], "GpuXidProblem True Xid79", "Xid 79: GPU has fallen off the bus")
