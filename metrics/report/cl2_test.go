@@ -207,15 +207,7 @@ func TestReportShowsCL2Runs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Report(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	html := string(data)
+	html := renderReport(t, dir)
 	for _, want := range []string{
 		"<h2>ClusterLoader2 cl2-x</h2>",
 		"clusterloader exit 1; junit 3 tests, 2 failed, 0 errors",

@@ -26,15 +26,7 @@ func TestReportIsSelfContainedAndEscaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Report(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	html := string(data)
+	html := renderReport(t, dir)
 	if strings.Contains(html, evil) {
 		t.Error("a value reached the page unescaped")
 	}
@@ -118,4 +110,18 @@ func TestCompareTwoSnapshots(t *testing.T) {
 	if _, err := Compare(root, a, filepath.Join(root, "missing")); err == nil {
 		t.Error("comparing with a missing folder succeeded")
 	}
+}
+
+// renderReport writes dir's report and returns its HTML.
+func renderReport(t *testing.T, dir string) string {
+	t.Helper()
+	out, err := Report(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
