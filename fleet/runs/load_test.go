@@ -15,19 +15,7 @@ func TestLoadResultJSON(t *testing.T) {
 		Run:        Run{ID: "load-1", Kind: "load", Dir: "results/load-1", Outcome: Completed},
 		LoadResult: workload.LoadResult{Pods: 10, Running: 10, ScheduleRate: 40, Verdict: workload.Verdict{Bottleneck: "scheduler"}},
 	}
-	data, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
-	}
-	for key, want := range map[string]any{"id": "load-1", "kind": "load", "dir": "results/load-1", "outcome": "completed", "pods": 10.0, "running": 10.0} {
-		if got[key] != want {
-			t.Errorf("%s = %v, want %v (in %s)", key, got[key], want, data)
-		}
-	}
+	data := topLevel(t, res, map[string]any{"id": "load-1", "kind": "load", "dir": "results/load-1", "outcome": "completed", "pods": 10.0, "running": 10.0})
 	var back LoadResult
 	if err := json.Unmarshal(data, &back); err != nil || back.Run != res.Run || back.Pods != 10 {
 		t.Errorf("round trip: %+v, %v", back, err)
