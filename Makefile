@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 45m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ghostfleet
@@ -58,3 +58,8 @@ clean-fleet: build
 # Kill each component mid-churn and bring it back (results/chaos-<time>/).
 chaos: build
 	hack/chaos.sh
+
+# One hour of churn with the console attached, sampling its memory and
+# goroutines and every component's CPU and RSS (results/soak-<time>/).
+soak: build
+	hack/soak.sh

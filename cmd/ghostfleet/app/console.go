@@ -27,6 +27,7 @@ type consoleOptions struct {
 	prometheusURL string
 	refresh       time.Duration
 	record        string     // --record: a cast of what the console draws
+	pprofAddr     string     // --pprof-addr: Go's /debug/pprof on loopback (debugserver.go)
 	demo          *demoStart // ghostfleet demo: the script to play (demo.go)
 }
 
@@ -69,6 +70,7 @@ func (o *consoleOptions) addFlags(cmd *cobra.Command) {
 	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster (with --kubeconfig)")
 	fs.DurationVar(&o.refresh, "refresh", 500*time.Millisecond, "redraw the fleet at most this often")
 	fs.StringVar(&o.record, "record", "", "record everything the console draws into this asciinema v2 cast file (FILE.cast)")
+	fs.StringVar(&o.pprofAddr, "pprof-addr", "", "serve the console's own Go /debug/pprof on this loopback HOST:PORT (e.g. 127.0.0.1:6060; for soaks and profiling)")
 }
 
 func (o *consoleOptions) run(ctx context.Context) error {
@@ -113,6 +115,13 @@ func (o *consoleOptions) run(ctx context.Context) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if o.pprofAddr != "" {
+		addr, err := serveDebug(ctx, o.pprofAddr)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(o.streams.ErrOut, "console profile: http://%s/debug/pprof/\n", addr)
+	}
 	fmt.Fprintln(o.streams.ErrOut, "listing nodes and pods…")
 	if cfg.Fleet, err = watch.Fleet(ctx, cs, o.refresh); err != nil {
 		return err
