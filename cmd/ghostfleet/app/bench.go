@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -168,7 +169,7 @@ ratio of the last profile to the first; writes results/bench-load-<time>/bench.j
 	fs.IntVar(&o.pods, "pods", 8000, "pods to create")
 	fs.IntVar(&o.gpus, "gpus", 1, "GPUs per pod")
 	fs.StringVar(&o.mode, "mode", workload.ModePods, "how pods are created: "+strings.Join(workload.LoadModes, ", "))
-	fs.StringSliceVar(&o.profiles, "profiles", []string{"default", "tuned"}, "control-plane profiles to compare, in order")
+	fs.StringSliceVar(&o.profiles, "profiles", []string{"default", "tuned"}, "control-plane profiles to compare, in order: built-in names or profile files (FILE.yaml, as --profile-file)")
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU profile of the nodes")
 	o.bins.add(fs)
 	return cmd
@@ -177,7 +178,7 @@ ratio of the last profile to the first; writes results/bench-load-<time>/bench.j
 func (o *benchLoadOptions) run(ctx context.Context) error {
 	var profiles []fleet.ComponentProfile
 	for _, name := range o.profiles {
-		p, err := fleet.LookupComponentProfile(name)
+		p, err := profileByNameOrFile(name)
 		if err != nil {
 			return err
 		}
@@ -223,6 +224,16 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 		fmt.Fprintf(w, "%s / %s throughput: %.2f×\n", res.Trials[len(res.Trials)-1].Profile, res.Trials[0].Profile, res.ThroughputRatio)
 	}
 	return writeBench(w, o.resultsDir, "bench-load", res.Started, res)
+}
+
+// profileByNameOrFile reads a bench's profile argument: a built-in
+// profile's name, or a path to the user's profile file (it ends in .yaml
+// or .yml, or names a folder), so that one bench compares the two.
+func profileByNameOrFile(arg string) (fleet.ComponentProfile, error) {
+	if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") || strings.ContainsRune(arg, filepath.Separator) {
+		return fleet.LoadComponentProfile(arg)
+	}
+	return fleet.LookupComponentProfile(arg)
 }
 
 // nonZero drops the zero entries and rounds the rest (Prometheus's
@@ -277,14 +288,14 @@ results/bench-churn-<time>/bench.json.`,
 	fs.IntVar(&o.nodes, "nodes", 1000, "GPU nodes in the fleet")
 	fs.Float64SliceVar(&o.rates, "rates", []float64{50, 100, 200}, "churn rates to run, pods/s")
 	fs.DurationVar(&o.duration, "duration", time.Minute, "how long each rate runs")
-	fs.StringVar(&o.profile, "profile", "default", "control-plane profile")
+	fs.StringVar(&o.profile, "profile", "default", "control-plane profile: a built-in name or a profile file (FILE.yaml, as --profile-file)")
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU profile of the nodes")
 	o.bins.add(fs)
 	return cmd
 }
 
 func (o *benchChurnOptions) run(ctx context.Context) error {
-	profile, err := fleet.LookupComponentProfile(o.profile)
+	profile, err := profileByNameOrFile(o.profile)
 	if err != nil {
 		return err
 	}
