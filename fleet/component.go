@@ -134,3 +134,16 @@ func forgetProcess(name, component string) {
 	}
 	_ = os.Remove(pidFile(name, component))
 }
+
+// DownComponents lists which of components (ComponentNames) of fleet name
+// have no running process: pid files and /proc only, cheap enough for the
+// console to ask every few seconds.
+func DownComponents(name string, components []string) []string {
+	var down []string
+	for _, c := range components {
+		if !componentAlive(name, c) {
+			down = append(down, c)
+		}
+	}
+	return down
+}

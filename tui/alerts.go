@@ -122,7 +122,7 @@ func (s *sloStrip) alertLines(w, n int) []string {
 	for i := len(s.alerts.recent) - 1; i >= 0; i-- {
 		a := s.alerts.recent[i]
 		style, mark := s.th.Bad, "✗ "
-		if a.Kind == report.AlertRecovered {
+		if a.Good() {
 			style, mark = s.th.Good, "✓ "
 		}
 		more := wrap(style, mark+a.Text(), w+2)

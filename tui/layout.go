@@ -86,7 +86,11 @@ func (m *Model) header() string {
 	// The charts' source and freshness after the state: a stale chart
 	// must not read as a quiet cluster.
 	parts = append(parts, state, m.metrics.text(i, m.ctx.now(), m.w >= 120))
-	line := th.Title.Render("GhostFleet") + " " + th.Header.Render(strings.Join(parts, " · "))
+	line := th.Title.Render("GhostFleet") + " "
+	if down := m.health.text(); down != "" { // first: it must not be cut off
+		line += th.Bad.Render(down) + " "
+	}
+	line += th.Header.Render(strings.Join(parts, " · "))
 	return fitLine(line, m.w)
 }
 

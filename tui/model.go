@@ -44,6 +44,9 @@ type Config struct {
 	SLOScale float64
 	// Demo plays scripted demos (D; caption.go); nil: none.
 	Demo *Demo
+	// Health lists the control plane's components that are down
+	// (health.go); nil: the console cannot tell (an attached cluster).
+	Health func() []string
 }
 
 // MinWidth and MinHeight are the smallest terminal the console draws in.
@@ -75,6 +78,8 @@ type Model struct {
 	prompt *prompt
 	// metrics is the header's word on the charts' source.
 	metrics metricsSource
+	// health is the header's word on the components' processes.
+	health health
 
 	w, h      int
 	resizeSeq int
@@ -124,7 +129,7 @@ func New(cfg Config) *Model {
 
 // Init starts the relays from the data channels and the clock.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(waitFleet(m.cfg.Fleet), waitMetrics(m.cfg.Metrics), tick())
+	return tea.Batch(waitFleet(m.cfg.Fleet), waitMetrics(m.cfg.Metrics), tick(), m.healthCheck())
 }
 
 // receive reads one value of ch as a message; a closed channel ends it.
@@ -180,6 +185,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		m.dirty = true // uptime and elapsed times
 		return m, tea.Batch(m.footer.Update(msg), tick(), m.drillTick())
+	case healthMsg:
+		return m, m.healthUpdate(msg)
 	case demoMsg:
 		m.dirty = true
 		return m, m.demoUpdate(msg)

@@ -21,6 +21,10 @@ const AlertsFile = "alerts.json"
 const (
 	AlertBreached  = "breached"
 	AlertRecovered = "recovered"
+	// A component's process went down, or came back (Value: seconds it
+	// was down); SLO is "component", Name the component.
+	AlertDown = "down"
+	AlertBack = "back"
 )
 
 // Alert is one SLO state change the console saw live.
@@ -39,10 +43,23 @@ type Alert struct {
 	Run string `json:"run,omitempty"`
 }
 
+// Good says the alert is a return to health: a recovery, a component back.
+func (a Alert) Good() bool { return a.Kind == AlertRecovered || a.Kind == AlertBack }
+
 // Text is the alert as the console logs it: "09:42:10 mutating p99 POST
 // pods 1.6s > 1s during load 8000×1".
 func (a Alert) Text() string {
 	s := a.At.Format("15:04:05") + " " + a.Name // in the zone it was seen in
+	switch a.Kind {
+	case AlertDown:
+		s += " down"
+		if a.Run != "" {
+			s += " during " + a.Run
+		}
+		return s
+	case AlertBack:
+		return s + fmt.Sprintf(" back after %.0fs", a.Value)
+	}
 	if a.Scope != "" {
 		s += " " + a.Scope
 	}

@@ -47,7 +47,7 @@ func TestReportListsAlertsOfTheWindow(t *testing.T) {
 	if strings.Contains(html, evil) {
 		t.Error("an alert reached the page unescaped")
 	}
-	if !strings.Contains(html, "SLO alerts seen live") || strings.Count(html, "<td>POST pods</td>") != 2 || strings.Contains(html, "PUT leases") {
+	if !strings.Contains(html, "Alerts seen live") || strings.Count(html, "<td>POST pods</td>") != 2 || strings.Contains(html, "PUT leases") {
 		t.Errorf("want the breach and the recovery in the window once each, not the old one:\n%s", html[strings.Index(html, "<h2>SLO alerts"):strings.Index(html, "<h2>Runs in")])
 	}
 	if got := breach.Text(); !strings.HasSuffix(got, "mutating p99 POST pods 1.6s > 1s during load "+evil) {

@@ -189,11 +189,11 @@ Versions: <code>{{params .Run.Fleet.Versions}}</code></p>
 <td class="{{if eq .Status "pass"}}pass{{else if eq .Status "fail"}}fail{{else}}nodata{{end}}">{{.Status}}</td><td>{{.Source}}</td></tr>
 {{end}}</table>
 
-{{if .Alerts}}<h2>SLO alerts seen live</h2>
-<p class="muted">Breaches and recoveries the console logged while it watched (alerts.json of the runs in the window).</p>
+{{if .Alerts}}<h2>Alerts seen live</h2>
+<p class="muted">SLO breaches and recoveries, and components down and back (value: seconds down), that the console logged while it watched (alerts.json of the runs in the window).</p>
 <table><tr><th>time</th><th>SLO</th><th>scope</th><th>value</th><th>threshold</th><th>event</th><th>during</th></tr>
 {{range .Alerts}}<tr><td>{{time .At}}</td><td>{{.Name}}</td><td>{{.Scope}}</td><td>{{printf "%.3g" .Value}}</td><td>{{.Threshold}}</td>
-<td class="{{if eq .Kind "breached"}}fail{{else}}pass{{end}}">{{.Kind}}</td><td>{{.Run}}</td></tr>
+<td class="{{if .Good}}pass{{else}}fail{{end}}">{{.Kind}}</td><td>{{.Run}}</td></tr>
 {{end}}</table>{{end}}
 
 <h2>Runs in the window</h2>

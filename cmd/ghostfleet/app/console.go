@@ -109,6 +109,11 @@ func (o *consoleOptions) run(ctx context.Context) error {
 	prom, why := reachablePrometheus(ctx, promURL)
 	color := os.Getenv("NO_COLOR") == "" && isTerminal(o.streams.Out)
 	cfg := tui.Config{Info: info, Theme: tui.NewTheme(color), Actions: o.actions(), Inspect: watch.NewInspector(cs)}
+	if !t.Attached() {
+		if names, err := fleet.ComponentNames(ctx, t.Name); err == nil {
+			cfg.Health = func() []string { return fleet.DownComponents(t.Name, names) }
+		}
+	}
 	if once {
 		return o.frame(ctx, cfg, cs, prom, why)
 	}
