@@ -1,41 +1,55 @@
 #!/usr/bin/env bash
-# Measures what the console costs on a running fleet: it opens
-# `ghostfleet console` in a detached 160x48 tmux terminal, lets it settle,
-# then samples its CPU time and RSS from /proc over a window, and writes
-# results/console-cost-<time>/cost.json with the fleet's size.
+# Measures what the console costs on a running fleet: it opens the console
+# (or CONSOLE_ARGS, e.g. a demo) in a detached 160x48 tmux terminal, lets it
+# settle, then samples its CPU time and RSS from /proc every 5 s over a
+# window, and writes results/console-cost-<time>/: cost.json (the fleet's
+# size at start and end, CPU as a share of one core over the window and its
+# busiest 30 s, RSS and peak RSS), samples.csv and the last frame.
 #
 #   hack/console-cost.sh [SECONDS]      (default 120; fleet: $GHOSTFLEET_CLUSTER or ghostfleet)
+#   CONSOLE_ARGS="demo talk-5min --auto" hack/console-cost.sh 480
 set -euo pipefail
 cd "$(dirname "$0")/.."
 window=${1:-120}
-settle=20
-bin=bin/ghostfleet
+settle=${SETTLE:-20}
+args=${CONSOLE_ARGS:-console}
+bin=$PWD/bin/ghostfleet
 go build -o "$bin" ./cmd/ghostfleet
-status=$("$bin" status -o json)
-session=gf-console-cost
-tmux kill-session -t "$session" 2>/dev/null || true
-tmux new-session -d -s "$session" -x 160 -y 48 "exec $PWD/$bin console"
-trap 'tmux kill-session -t "$session" 2>/dev/null || true' EXIT
-sleep "$settle"
-pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
-ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
-t0=$(ticks)
-sleep "$window"
-t1=$(ticks)
-rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
-hwm_kb=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
-hz=$(getconf CLK_TCK)
-dir=results/console-cost-$(date -u +%Y%m%d-%H%M%S)
+dir=${GHOSTFLEET_RESULTS:-results}/console-cost-$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$dir"
-python3 - "$dir/cost.json" <<PY
-import json, sys
-st = json.loads('''$status''')
-cpu = ($t1 - $t0) / $hz
+"$bin" status -o json >"$dir/status-start.json"
+tm() { tmux -L gf-console-cost "$@"; }
+tm kill-server 2>/dev/null || true
+# shellcheck disable=SC2086 # CONSOLE_ARGS is words on purpose
+tm new-session -d -s cost -x 160 -y 48 "exec $bin $args"
+trap 'tm kill-server 2>/dev/null || true' EXIT
+sleep "$settle"
+pid=$(tm list-panes -t cost -F '#{pane_pid}')
+echo "t,cpu_ticks,rss_kb" >"$dir/samples.csv"
+end=$(($(date +%s) + window))
+while [ "$(date +%s)" -lt "$end" ] && [ -r "/proc/$pid/stat" ]; do
+	echo "$(date +%s),$(awk '{print $14 + $15}' "/proc/$pid/stat"),$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")" >>"$dir/samples.csv"
+	sleep 5
+done
+hwm_kb=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+tm capture-pane -p -t cost >"$dir/frame-end.txt"
+"$bin" status -o json >"$dir/status-end.json" || true
+python3 - "$dir" "$(getconf CLK_TCK)" "$hwm_kb" "$settle" "$args" <<'PY'
+import csv, json, sys
+d, hz, hwm, settle, args = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+rows = [(int(r["t"]), int(r["cpu_ticks"]), int(r["rss_kb"])) for r in csv.DictReader(open(f"{d}/samples.csv"))]
+span = rows[-1][0] - rows[0][0] or 1
+cpu = (rows[-1][1] - rows[0][1]) / hz
+busiest = max(((b[1] - a[1]) / hz / (b[0] - a[0]) for a in rows for b in rows if 25 <= b[0] - a[0] <= 35), default=cpu / span)
+def size(f):
+    st = json.load(open(f"{d}/{f}"))
+    return {"nodes": st["nodes"]["total"], "podsRunning": st["pods"]["running"], "podsPending": st["pods"]["pending"]}
 json.dump({
-    "terminal": "160x48 (tmux)", "settleSeconds": $settle, "windowSeconds": $window,
-    "nodes": st["nodes"]["total"], "podsRunning": st["pods"]["running"], "podsPending": st["pods"]["pending"],
-    "cpuSeconds": cpu, "cpuPercentOfCore": round(100 * cpu / $window, 2),
-    "rssMiB": round($rss_kb / 1024, 1), "peakRssMiB": round($hwm_kb / 1024, 1),
-}, open(sys.argv[1], "w"), indent=2)
+    "terminal": "160x48 (tmux)", "command": "ghostfleet " + args, "settleSeconds": settle, "windowSeconds": span,
+    "start": size("status-start.json"), "end": size("status-end.json"),
+    "cpuSeconds": round(cpu, 2), "cpuPercentOfCore": round(100 * cpu / span, 2),
+    "busiest30sPercentOfCore": round(100 * busiest, 2),
+    "rssMiB": round(rows[-1][2] / 1024, 1), "peakRssMiB": round(hwm / 1024, 1),
+}, open(f"{d}/cost.json", "w"), indent=2)
 PY
 cat "$dir/cost.json"
