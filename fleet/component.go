@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,10 +69,42 @@ func RestartComponent(ctx context.Context, name, component string, timeout time.
 		return err == nil, nil
 	})
 	res.Seconds = time.Since(start).Seconds()
+	if err == nil {
+		// A component that cannot start (its port taken by another
+		// process while it was down) runs for a few milliseconds: see
+		// that it is still there a moment later.
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(restartSettle):
+			if !componentAlive(name, component) {
+				err = fmt.Errorf("it exited right after starting: %s", lastLogLine(name, component))
+			}
+		}
+	}
 	if err != nil {
-		return res, fmt.Errorf("%s did not come back: %w (its log: %s/logs/%s.log)", component, err, clusterWorkdir(name), component)
+		return res, fmt.Errorf("%s did not come back: %w (its log: %s)", component, err, componentLog(name, component))
 	}
 	return res, nil
+}
+
+// restartSettle is how long a restarted component must keep running to
+// count as back.
+const restartSettle = 2 * time.Second
+
+func componentLog(name, component string) string {
+	return filepath.Join(clusterWorkdir(name), "logs", component+".log")
+}
+
+// lastLogLine is the last line of component's log, which says why a
+// component that exits at once did.
+func lastLogLine(name, component string) string {
+	data, err := os.ReadFile(componentLog(name, component))
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	return OneLine(errors.New(lines[len(lines)-1]))
 }
 
 // ComponentNames lists the processes of GhostFleet's fleet name, as

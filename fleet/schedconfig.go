@@ -100,8 +100,33 @@ func writeSchedulerConfig(name string, p ComponentProfile) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
+	data, err := singleScheduler(p.schedulerConfig)
+	if err != nil {
+		return "", err
+	}
 	path := filepath.Join(dir, schedulerConfigName)
-	return path, os.WriteFile(path, p.schedulerConfig, 0o644)
+	return path, os.WriteFile(path, data, 0o644)
+}
+
+// singleScheduler turns leader election off in a scheduler configuration
+// unless it says otherwise: a fleet runs one scheduler, and with leader
+// election on it exits whenever it cannot renew its lease in time (the
+// apiserver down or slow on a busy machine), and nothing starts it again.
+func singleScheduler(config []byte) ([]byte, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(config, &doc); err != nil {
+		return nil, err
+	}
+	le, _ := doc["leaderElection"].(map[string]any)
+	if le == nil {
+		le = map[string]any{}
+	}
+	if _, set := le["leaderElect"]; set {
+		return config, nil
+	}
+	le["leaderElect"] = false
+	doc["leaderElection"] = le
+	return yaml.Marshal(doc)
 }
 
 // recordProfile keeps a user's profile file in the cluster's folder, where

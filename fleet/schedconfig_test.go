@@ -193,3 +193,16 @@ componentsPatches:
 		})
 	}
 }
+
+// The fleet's one scheduler runs without leader election unless its
+// configuration asks for it.
+func TestSingleSchedulerTurnsLeaderElectionOff(t *testing.T) {
+	out, err := singleScheduler([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nclientConnection: {qps: 50, burst: 100}\n"))
+	if err != nil || !strings.Contains(string(out), "leaderElect: false") || !strings.Contains(string(out), "qps: 50") {
+		t.Errorf("got %s, %v", out, err)
+	}
+	mine := []byte("kind: KubeSchedulerConfiguration\nleaderElection:\n  leaderElect: true\n")
+	if out, err := singleScheduler(mine); err != nil || string(out) != string(mine) {
+		t.Errorf("a configuration that sets leaderElect was changed: %s, %v", out, err)
+	}
+}
