@@ -187,6 +187,7 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		o.KubeSchedulerConfig = schedulerConfig
 		conf.ComponentsPatches = append(conf.ComponentsPatches, opts.Profile.patches()...)
 		conf.ComponentsPatches = append(conf.ComponentsPatches, profilingPatches...)
+		conf.ComponentsPatches = append(conf.ComponentsPatches, singleInstancePatches...)
 		// The simulator must never be the bottleneck: kwok's default of 4
 		// workers per stage lags behind a fleet created in two seconds,
 		// where 1,000 real kubelets would each work on their own node.
@@ -403,6 +404,15 @@ func poll(ctx context.Context, timeout time.Duration, fn func() (bool, error)) e
 // controller-manager authorize only kwokctl's list of paths without a
 // login (the flag is a list; a second use adds to it). They all listen on
 // 127.0.0.1 only.
+// singleInstancePatches turn leader election off in the controller-manager
+// (the scheduler's is in its configuration: singleScheduler): a fleet
+// runs one of each, and with leader election on they exit when the
+// apiserver is down or too slow to renew their lease, which a soak saw
+// on a busy machine, and nothing starts them again.
+var singleInstancePatches = []internalversion.ComponentPatches{
+	{Name: "kube-controller-manager", ExtraArgs: []internalversion.ExtraArgs{{Key: "leader-elect", Value: "false"}}},
+}
+
 var profilingPatches = []internalversion.ComponentPatches{
 	{Name: "etcd", ExtraArgs: []internalversion.ExtraArgs{{Key: "enable-pprof", Value: "true"}}},
 	{Name: "kube-scheduler", ExtraArgs: []internalversion.ExtraArgs{{Key: "authorization-always-allow-paths", Value: "/debug/pprof/profile"}}},
