@@ -1,10 +1,13 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -165,6 +168,26 @@ func takeOverNodes(ctx context.Context, name string, cs kubernetes.Interface, no
 	})
 	if err != nil {
 		return fmt.Errorf("the kwok controller holds %d of %d node leases after the restore: %w", n, nodes, err)
+	}
+	return nil
+}
+
+// CheckSnapshot asks etcdutl whether the snapshot at path is a database
+// etcd can restore (`etcdutl snapshot status`), so that a damaged file is
+// refused before anything stops. The error is one line.
+func CheckSnapshot(ctx context.Context, tools SnapshotTools, path string) error {
+	if tools.Etcdutl == "" {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, tools.Etcdutl, "snapshot", "status", path, "-w", "json")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		why := strings.TrimSpace(strings.SplitN(strings.TrimSpace(stderr.String()), "\n", 2)[0])
+		if why == "" {
+			why = err.Error()
+		}
+		return fmt.Errorf("%s is not a snapshot etcd can restore (etcdutl snapshot status: %s)", path, strings.TrimPrefix(why, "Error: "))
 	}
 	return nil
 }

@@ -190,8 +190,17 @@ func Restore(ctx context.Context, name, root, id string, tools fleet.SnapshotToo
 	if err != nil {
 		return record.Record{}, err
 	}
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		return record.Record{}, fmt.Errorf("saved state %s has no snapshot: %w", saved.ID, err)
+	}
+	// Checked before the control plane stops: a damaged file must leave
+	// the fleet as it was.
+	if res.Bytes > 0 && fi.Size() != res.Bytes {
+		return record.Record{}, fmt.Errorf("saved state %s: %s is %d bytes, not the %d saved: it was changed or cut short; nothing was restored", saved.ID, path, fi.Size(), res.Bytes)
+	}
+	if err := fleet.CheckSnapshot(ctx, tools, path); err != nil {
+		return record.Record{}, fmt.Errorf("saved state %s: %w; nothing was restored", saved.ID, err)
 	}
 	cs, err := fleet.Own(name).Clientset(true)
 	if err != nil {

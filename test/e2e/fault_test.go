@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -340,6 +342,22 @@ func TestFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("a damaged saved state is refused before anything stops", func(t *testing.T) {
+		damaged := damagedState(t, resultsDir, "clean-fleet")
+		before, err := fleet.PIDs(faultCluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := ghostfleet(t, ctx, "restore", damaged, "--name", faultCluster, "--results-dir", resultsDir)
+		if r.code == 0 || !strings.Contains(r.errOut, "not a snapshot etcd can restore") || !strings.Contains(r.errOut, "nothing was restored") {
+			t.Errorf("restore of a damaged etcd.db: exit %d: %s", r.code, r.errOut)
+		}
+		after, err := fleet.PIDs(faultCluster)
+		if err != nil || after["etcd"] != before["etcd"] || after["kube-apiserver"] != before["kube-apiserver"] {
+			t.Errorf("the control plane restarted for a refused restore: pids %v, then %v (%v)", before, after, err)
+		}
+	})
+
 	t.Run("restore returns to the saved state", func(t *testing.T) {
 		if r := ghostfleet(t, ctx, "nodes", "60", "--name", faultCluster); r.code != 0 {
 			t.Fatalf("nodes 60: %s", r.errOut)
@@ -390,4 +408,45 @@ func countPhase(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns s
 		}
 	}
 	return n
+}
+
+// damagedState copies the saved state called name under resultsDir to a
+// new state whose etcd.db has the same size but is not a database, and
+// returns the new state's ID.
+func damagedState(t *testing.T, resultsDir, name string) string {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(resultsDir, "state-*", "run.json"))
+	for _, f := range dirs {
+		var rec map[string]any
+		data, _ := os.ReadFile(f)
+		if json.Unmarshal(data, &rec) != nil {
+			continue
+		}
+		if params, _ := rec["params"].(map[string]any); params["name"] != name {
+			continue
+		}
+		id := "state-20000101-000000"
+		dir := filepath.Join(resultsDir, id)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		db, err := os.ReadFile(filepath.Join(filepath.Dir(f), "etcd.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range db {
+			db[i] ^= 0x5a
+		}
+		rec["id"], rec["params"] = id, map[string]any{"name": "damaged"}
+		data, _ = json.Marshal(rec)
+		if err := os.WriteFile(filepath.Join(dir, "etcd.db"), db, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "run.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	t.Fatalf("no saved state %q under %s", name, resultsDir)
+	return ""
 }
