@@ -97,5 +97,20 @@ func (t Target) CountedClientset(unthrottled bool, counter *requests.Counter) (k
 	} else {
 		cfg.QPS, cfg.Burst = 50, 100
 	}
+	useProtobuf(cfg)
 	return kubernetes.NewForConfig(cfg)
+}
+
+// useProtobuf makes a client of built-in types speak protobuf, as the
+// scheduler, the controllers and kubelets do: the apiserver decodes and
+// encodes it for less CPU than JSON. Custom resources (kwok's Stages)
+// have no protobuf form, so only the built-in clientset gets it.
+// GHOSTFLEET_CLIENT_CONTENT_TYPE=json keeps JSON (to measure the
+// difference).
+func useProtobuf(cfg *rest.Config) {
+	if os.Getenv("GHOSTFLEET_CLIENT_CONTENT_TYPE") == "json" {
+		return
+	}
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 }
