@@ -26,6 +26,9 @@ type Status struct {
 	GPUs       GPUCounts         `json:"gpus"`
 	Pods       PodCounts         `json:"pods"`
 	Prometheus PrometheusStatus  `json:"prometheus"`
+	// Etcd is etcd's alarms and database size (GhostFleet's own fleet;
+	// nil when etcd did not answer or the cluster is attached).
+	Etcd *EtcdSpace `json:"etcd,omitempty"`
 }
 
 // ComponentHealth is one control-plane process.
@@ -66,8 +69,12 @@ type PrometheusStatus struct {
 	Targets   []metrics.Target `json:"targets,omitempty"`
 }
 
-// Healthy reports whether every component is healthy.
+// Healthy reports whether every component is healthy and etcd has no
+// alarm raised (with NOSPACE it answers, but refuses every write).
 func (s Status) Healthy() bool {
+	if s.Etcd != nil && len(s.Etcd.Alarms) > 0 {
+		return false
+	}
 	for _, c := range s.Components {
 		if !c.Healthy {
 			return false
@@ -116,6 +123,9 @@ func GetStatus(ctx context.Context, t Target, prometheusURL string) (Status, err
 		st.Components = []ComponentHealth{apiserver}
 	} else {
 		st.Components = ownComponents(ctx, t.Name, apiserver, st.Prometheus)
+		if space, err := EtcdStatus(ctx, t.Name); err == nil {
+			st.Etcd = &space
+		}
 	}
 	if !apiserver.Healthy {
 		return st, nil

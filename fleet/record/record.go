@@ -156,6 +156,9 @@ type Record struct {
 	Params  any     `json:"params"`
 	Phases  []Phase `json:"phases"`
 	Result  any     `json:"result"`
+	// Warnings are what the run met that its figures alone would not
+	// say, such as etcd refusing writes (NOSPACE), with what to do.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Outcome names how a run that returned err ended: "completed",

@@ -22,9 +22,13 @@ const (
 	ErrTooManyRequests = "429" // APF (or max-inflight) rejected the request
 	ErrClient          = "4xx" // any other 4xx: conflict, not found, forbidden…
 	ErrServer          = "5xx"
-	ErrTimeout         = "timeout"
-	ErrConnection      = "connection"
-	ErrOther           = "other"
+	// ErrEtcdNoSpace is a 5xx whose cause is etcd's NOSPACE alarm ("mvcc:
+	// database space exceeded"): every write fails until the alarm is
+	// recovered from, so it is told apart from other server errors.
+	ErrEtcdNoSpace = "etcd-nospace"
+	ErrTimeout     = "timeout"
+	ErrConnection  = "connection"
+	ErrOther       = "other"
 )
 
 // Stats is what a run's requests met, by HTTP method (POST, DELETE, GET,
@@ -101,7 +105,10 @@ func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		kind = transportKind(err)
 	default:
 		kind = statusKind(resp.StatusCode)
-		if kind == ErrTooManyRequests || kind == ErrServer {
+		if kind == ErrServer && peekNoSpace(resp) {
+			kind = ErrEtcdNoSpace
+		}
+		if kind == ErrTooManyRequests || kind == ErrServer || kind == ErrEtcdNoSpace {
 			resp.Header.Del("Retry-After")
 		}
 	}
@@ -180,6 +187,8 @@ func Classify(err error) string {
 		return ErrTimeout
 	case apierrors.IsTooManyRequests(err):
 		return ErrTooManyRequests
+	case errors.As(err, &status) && IsEtcdNoSpace(status.Status().Message):
+		return ErrEtcdNoSpace
 	case errors.As(err, &status):
 		if kind := statusKind(int(status.Status().Code)); kind != "" {
 			return kind

@@ -84,6 +84,11 @@ type Run struct {
 	// Left says what an interrupted or failed run left on the cluster,
 	// and how to remove it; empty when nothing.
 	Left string `json:"left,omitempty"`
+	// Warning is the record's warnings in one line ("; " between them):
+	// what the run met that its figures alone would not say (etcd's
+	// NOSPACE refusing its writes), with what to do. A string keeps Run
+	// comparable.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Failed reports whether the run failed or timed out (interrupted,
@@ -159,7 +164,8 @@ func (s session) write(rec record.Record) (Run, error) {
 	if rec.Ended.IsZero() {
 		rec.Ended = time.Now().UTC()
 	}
-	run := Run{ID: rec.ID, Kind: rec.Kind, Outcome: rec.Outcome}
+	rec.Warnings = append(rec.Warnings, etcdWarnings(rec.Result)...)
+	run := Run{ID: rec.ID, Kind: rec.Kind, Outcome: rec.Outcome, Warning: strings.Join(rec.Warnings, "; ")}
 	dir, err := record.WriteRecord(s.env.ResultsDir, rec)
 	if err != nil {
 		return run, fmt.Errorf("writing the run record: %w", err)

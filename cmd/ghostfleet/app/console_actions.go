@@ -36,6 +36,9 @@ func runAction[O any, R runs.Result](o *consoleOptions, parse func([]string) (O,
 		if run.Left != "" {
 			out.Summary += " — " + run.Left
 		}
+		if run.Warning != "" {
+			out.Summary += " — " + run.Warning
+		}
 		if err == nil && run.Failed() {
 			err = fmt.Errorf("%s: %s", run.Outcome, out.Summary) // the pane marks it failed, as the CLI's exit code does
 		}

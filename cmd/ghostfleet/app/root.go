@@ -123,6 +123,7 @@ choose another.`,
 		newBenchCommand(g),
 		newPprofCommand(g),
 		newRestartCommand(g),
+		newEtcdCommand(g),
 		newVersionCommand(g),
 		newProfileCommand(g),
 	)

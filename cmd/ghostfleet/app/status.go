@@ -24,8 +24,10 @@ func newStatusCommand(g *globals) *cobra.Command {
 		Short: "Control-plane health, nodes, GPUs and pods",
 		Long: `Show each control-plane process (alive, /readyz or its last Prometheus
 scrape), nodes total and Ready, GPUs allocatable and allocated, and pods by
-phase in GhostFleet's workload namespaces. Exits 1 when a component is
-unhealthy, so scripts can wait on it.`,
+phase in GhostFleet's workload namespaces, and etcd's alarms and database
+size against its quota. Exits 1 when a component is unhealthy or etcd has
+raised an alarm (NOSPACE: writes refused; ` + "`ghostfleet etcd recover`" + `), so
+scripts can wait on it.`,
 		Example: `  ghostfleet status
   ghostfleet status -o json | jq .gpus`,
 		Args: cobra.NoArgs,
@@ -78,6 +80,7 @@ func printStatus(w io.Writer, st fleet.Status) {
 		}
 		fmt.Fprintf(w, "  %s %-24s %s\n", mark, c.Name, c.Detail)
 	}
+	printEtcd(w, st.Etcd)
 	fmt.Fprintln(w, "\nNodes:")
 	fmt.Fprintf(w, "  %d/%d Ready (%d fake), %d GPUs allocatable, %d allocated\n",
 		st.Nodes.Ready, st.Nodes.Total, st.Nodes.Fake, st.GPUs.Allocatable, st.GPUs.Allocated)

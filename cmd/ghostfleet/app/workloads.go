@@ -52,6 +52,9 @@ func (g *globals) finish(res runs.Result, output string, printText func(io.Write
 	if run.Dir != "" {
 		fmt.Fprintf(g.streams.ErrOut, "run record: %s\n", run.Dir)
 	}
+	if run.Warning != "" {
+		fmt.Fprintf(g.streams.ErrOut, "warning: %s\n", run.Warning)
+	}
 	if run.Outcome == runs.Interrupted {
 		if run.Left != "" {
 			fmt.Fprintf(g.streams.ErrOut, "interrupted: %s\n", run.Left)
