@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One-hour soak (issue #16, item 6): a churn at a sustainable rate for
+# One-hour soak (issue #16, item 6): a churn at a sustainable rate (20
+# pods/s: the default profile's scheduler binds at most ~37 pods/s) for
 # DURATION with the console attached in a detached 160x48 tmux terminal,
 # sampling every EVERY seconds the CPU time and RSS (from /proc) of the
 # console and of each component, and the console's goroutine count (from
@@ -17,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 name=${GHOSTFLEET_CLUSTER:-gf-soak}
 duration=${DURATION:-3600}
-rate=${RATE:-50}
+rate=${RATE:-20}
 lifetime=${LIFETIME:-60s}
 nodes=${NODES:-1000}
 every=${EVERY:-10}
@@ -41,10 +42,17 @@ cleanup() {
 }
 trap cleanup EXIT
 tm kill-server 2>/dev/null || true
+# The pane stays after the console exits, and its stderr is kept: a
+# console that dies leaves its last words in the folder.
 tm new-session -d -s soak -x 160 -y 48 \
-	"GHOSTFLEET_RESULTS=$out/console-runs exec $bin console --name $name --pprof-addr 127.0.0.1:$pprof_port"
+	"GHOSTFLEET_RESULTS=$out/console-runs exec $bin console --name $name --pprof-addr 127.0.0.1:$pprof_port 2>$out/console.stderr"
+tm set-option -t soak remain-on-exit on
 sleep 15
 console=$(tm list-panes -t soak -F '#{pane_pid}')
+if ! kill -0 "$console" 2>/dev/null || [ "$(tm list-panes -t soak -F '#{pane_dead}')" = 1 ]; then
+	echo "the console did not start: $(cat "$out/console.stderr")" >&2
+	exit 1
+fi
 goroutines() { curl -fsS "http://127.0.0.1:$pprof_port/debug/pprof/goroutine?debug=1" | awk 'NR==1 {print $4}'; }
 curl -fsS "http://127.0.0.1:$pprof_port/debug/pprof/goroutine?debug=1" >"$out/goroutines-start.txt"
 "$bin" status --name "$name" -o json >"$out/status-start.json" || true
@@ -84,5 +92,6 @@ churn=
 sample >>"$out/samples.csv"
 curl -fsS "http://127.0.0.1:$pprof_port/debug/pprof/goroutine?debug=1" >"$out/goroutines-end.txt"
 tm capture-pane -p -t soak >"$out/frame-end.txt"
-kill -0 "$console" 2>/dev/null && alive=true || alive=false
+alive=true
+[ "$(tm list-panes -t soak -F '#{pane_dead}')" = 1 ] && alive=false
 python3 hack/soak_summary.py "$out" "$(getconf CLK_TCK)" "$alive"
