@@ -175,6 +175,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		o.KwokControllerBinary = set.Path(binaries.Kwok)
 		o.PrometheusBinary = set.Path(binaries.Prometheus)
 		o.PrometheusPort = uint32(opts.PrometheusPort)
+		if q := opts.Profile.Etcd.QuotaBackendBytes; q > 0 {
+			o.EtcdQuotaBackendSize = strconv.FormatInt(q, 10)
+		}
 		// Stages are resources GhostFleet installs (see Stages); Metric
 		// and ClusterResourceUsage serve the DCGM series (see InstallDCGM).
 		for _, kind := range []string{v1alpha1.StageKind, v1alpha1.MetricKind, v1alpha1.ClusterResourceUsageKind} {

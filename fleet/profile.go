@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,6 +22,10 @@ type ComponentProfile struct {
 	Scheduler         SchedulerSettings
 	ControllerManager ControllerManagerSettings
 	APIServer         APIServerSettings
+	Etcd              EtcdSettings
+	// Env sets environment variables of components' processes, by
+	// component (e.g. the Go runtime's GOGC for kube-apiserver).
+	Env map[string]map[string]string
 
 	// Source is where the profile was read from: its built-in file
 	// (fleet/profiles/<name>.yaml) or the user's --profile-file.
@@ -45,6 +51,12 @@ type SchedulerSettings struct {
 	// ScoreWeights are the score plugin weights the profile sets, by
 	// plugin; nil keeps upstream's.
 	ScoreWeights map[string]int
+	// Disabled are the plugins the profile turns off everywhere
+	// (plugins.multiPoint.disabled); FitScoring is NodeResourcesFit's
+	// scoring strategy when set (LeastAllocated upstream, MostAllocated
+	// to bin-pack).
+	Disabled   []string
+	FitScoring string
 }
 
 // ControllerManagerSettings are kube-controller-manager's, given as flags:
@@ -68,6 +80,17 @@ type APIServerSettings struct {
 	MaxMutatingRequestsInflight int // --max-mutating-requests-inflight
 }
 
+// EtcdSettings are etcd's.
+type EtcdSettings struct {
+	// QuotaBackendBytes is --quota-backend-bytes: past it etcd raises
+	// NOSPACE and refuses writes. 0 keeps kwokctl's 8 GiB.
+	QuotaBackendBytes int64
+	// UnsafeNoFsync is --unsafe-no-fsync: etcd stops syncing its writes
+	// to disk, so a crash of the machine loses them. A simulator's state
+	// can be rebuilt; a profile that sets it says so in its description.
+	UnsafeNoFsync bool
+}
+
 // Component profiles, read from fleet/profiles/<name>.yaml (embedded).
 // Both state every figure, the default profile too, so that what reports
 // quote is what runs whatever the binaries' own defaults.
@@ -87,9 +110,27 @@ func (p ComponentProfile) describe(summary, note string) string {
 	if len(s.ScoreWeights) > 0 {
 		fmt.Fprintf(&b, " with score weights %v", s.ScoreWeights)
 	}
+	if len(s.Disabled) > 0 {
+		fmt.Fprintf(&b, " without %d plugins (%s)", len(s.Disabled), strings.Join(s.Disabled, ", "))
+	}
+	if s.FitScoring != "" {
+		fmt.Fprintf(&b, ", NodeResourcesFit %s", s.FitScoring)
+	}
 	c := p.ControllerManager
 	fmt.Fprintf(&b, ", controller-manager QPS %d/burst %d with %d workers per workload controller", c.QPS, c.Burst, c.WorkloadSyncs)
 	fmt.Fprintf(&b, ", apiserver inflight %d+%d", p.APIServer.MaxRequestsInflight, p.APIServer.MaxMutatingRequestsInflight)
+	if q := p.Etcd.QuotaBackendBytes; q > 0 {
+		fmt.Fprintf(&b, ", etcd quota %s", MiB(q))
+	}
+	for _, c := range slices.Sorted(maps.Keys(p.Env)) {
+		env := p.Env[c]
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			fmt.Fprintf(&b, ", %s %s=%s", c, k, env[k])
+		}
+	}
+	if p.Etcd.UnsafeNoFsync {
+		b.WriteString(", etcd without fsync (NOT DURABLE: a crash of the machine loses writes)")
+	}
 	if note != "" {
 		b.WriteString("; " + note)
 	}
@@ -132,7 +173,7 @@ func (p ComponentProfile) patches() []internalversion.ComponentPatches {
 		return internalversion.ExtraArgs{Key: key, Value: strconv.Itoa(value)}
 	}
 	c, a := p.ControllerManager, p.APIServer
-	return []internalversion.ComponentPatches{
+	patches := []internalversion.ComponentPatches{
 		{Name: "kube-apiserver", ExtraArgs: []internalversion.ExtraArgs{
 			arg("max-requests-inflight", a.MaxRequestsInflight),
 			arg("max-mutating-requests-inflight", a.MaxMutatingRequestsInflight),
@@ -146,4 +187,17 @@ func (p ComponentProfile) patches() []internalversion.ComponentPatches {
 			arg("concurrent-gc-syncs", c.GCSyncs),
 		}},
 	}
+	if p.Etcd.UnsafeNoFsync {
+		patches = append(patches, internalversion.ComponentPatches{Name: "etcd",
+			ExtraArgs: []internalversion.ExtraArgs{{Key: "unsafe-no-fsync", Value: "true"}}})
+	}
+	for _, component := range slices.Sorted(maps.Keys(p.Env)) {
+		env := p.Env[component]
+		patch := internalversion.ComponentPatches{Name: component}
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			patch.ExtraEnvs = append(patch.ExtraEnvs, internalversion.Env{Name: k, Value: env[k]})
+		}
+		patches = append(patches, patch)
+	}
+	return patches
 }

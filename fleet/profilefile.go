@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -54,7 +55,21 @@ type profileFile struct {
 		MaxRequestsInflight         int `json:"maxRequestsInflight"`
 		MaxMutatingRequestsInflight int `json:"maxMutatingRequestsInflight"`
 	} `json:"apiServer"`
+	// Etcd is optional: without it etcd runs with kwokctl's quota.
+	Etcd struct {
+		QuotaBackendBytes int64 `json:"quotaBackendBytes,omitempty"`
+		UnsafeNoFsync     bool  `json:"unsafeNoFsync,omitempty"`
+	} `json:"etcd,omitempty"`
+	// Env is optional: environment variables by component, e.g.
+	// kube-apiserver: {GOGC: "200"}.
+	Env map[string]map[string]string `json:"env,omitempty"`
 }
+
+// envComponents are the processes a profile may set environment
+// variables of.
+var envComponents = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
+
+var envNameRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 
 // BuiltinProfilePath is where the built-in profile called name lives in
 // GhostFleet's source (and, embedded, in the binary).
@@ -211,6 +226,19 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 			return fail("%s is %d: it must be set, and more than 0", f.field, f.value)
 		}
 	}
+	if q := pf.Etcd.QuotaBackendBytes; q != 0 && (q < minEtcdQuota || q > maxEtcdQuota) {
+		return fail("etcd.quotaBackendBytes is %d: allowed are %d (%s) to %d (%s), or leave it out for kwokctl's 8 GiB", q, minEtcdQuota, MiB(minEtcdQuota), int64(maxEtcdQuota), MiB(maxEtcdQuota))
+	}
+	for component, env := range pf.Env {
+		if !slices.Contains(envComponents, component) {
+			return fail("env.%s: not a component: allowed are %s", component, strings.Join(envComponents, ", "))
+		}
+		for k := range env {
+			if !envNameRE.MatchString(k) {
+				return fail("env.%s.%s: not an environment variable's name (upper-case letters, digits and '_')", component, k)
+			}
+		}
+	}
 	c, a := pf.ControllerManager, pf.APIServer
 	p := ComponentProfile{
 		Name:      pf.Metadata.Name,
@@ -221,12 +249,21 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 		APIServer: APIServerSettings{
 			MaxRequestsInflight: a.MaxRequestsInflight, MaxMutatingRequestsInflight: a.MaxMutatingRequestsInflight,
 		},
+		Etcd:            EtcdSettings{QuotaBackendBytes: pf.Etcd.QuotaBackendBytes, UnsafeNoFsync: pf.Etcd.UnsafeNoFsync},
+		Env:             pf.Env,
 		Source:          source,
 		schedulerConfig: schedulerConfig,
 	}
 	p.Description = p.describe(pf.Summary, pf.Note)
 	return p, nil
 }
+
+// etcd's quota bounds: under 8 MiB a fleet's own objects fill it before
+// any load; etcd itself warns above 8 GiB.
+const (
+	minEtcdQuota = 8 << 20
+	maxEtcdQuota = 8 << 30
+)
 
 // splitYAML returns the documents of a YAML stream as written, without
 // the ones that hold nothing but comments.

@@ -67,6 +67,8 @@ func TestLoadComponentProfile(t *testing.T) {
 		{"built-in name", strings.Replace(profileDoc, "name: mine", "name: tuned", 1) + "---\n" + schedulerDoc, `metadata.name "tuned" is a built-in profile's`},
 		{"bad name", strings.Replace(profileDoc, "name: mine", "name: My_Profile", 1) + "---\n" + schedulerDoc, `metadata.name "My_Profile"`},
 		{"not YAML", "apiVersion: [\n", "document 1"},
+		{"env of no component", profileDoc + "env: {kubelet: {GOGC: \"200\"}}\n---\n" + schedulerDoc, "env.kubelet: not a component: allowed are etcd, kube-apiserver"},
+		{"env name", profileDoc + "env: {etcd: {gogc: \"200\"}}\n---\n" + schedulerDoc, "env.etcd.gogc: not an environment variable's name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,6 +81,34 @@ func TestLoadComponentProfile(t *testing.T) {
 	}
 	if _, err := LoadComponentProfile(filepath.Join(t.TempDir(), "none.yaml")); err == nil || !strings.Contains(err.Error(), "none.yaml") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// Environment variables and etcd's fsync reach the components as kwokctl
+// patches, and a profile without fsync says so in its description.
+func TestProfileEnvAndNoFsync(t *testing.T) {
+	doc := profileDoc + "etcd: {unsafeNoFsync: true}\nenv:\n  kube-scheduler: {GOGC: \"300\"}\n  kube-apiserver: {GOGC: \"200\", GOMEMLIMIT: 4GiB}\n"
+	p, err := LoadComponentProfile(writeFile(t, "fast.yaml", doc+"---\n"+schedulerDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Description, "kube-apiserver GOGC=200, kube-apiserver GOMEMLIMIT=4GiB, kube-scheduler GOGC=300") ||
+		!strings.Contains(p.Description, "NOT DURABLE") {
+		t.Errorf("description %q", p.Description)
+	}
+	got := map[string]string{}
+	for _, patch := range p.patches() {
+		for _, e := range patch.ExtraEnvs {
+			got[patch.Name+" "+e.Name] = e.Value
+		}
+		for _, a := range patch.ExtraArgs {
+			got[patch.Name+" --"+a.Key] = a.Value
+		}
+	}
+	for k, v := range map[string]string{"kube-scheduler GOGC": "300", "kube-apiserver GOGC": "200", "kube-apiserver GOMEMLIMIT": "4GiB", "etcd --unsafe-no-fsync": "true"} {
+		if got[k] != v {
+			t.Errorf("patch %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
 	}
 }
 

@@ -42,7 +42,20 @@ type schedulerConfigFile struct {
 					Weight int    `json:"weight"`
 				} `json:"enabled"`
 			} `json:"score"`
+			MultiPoint struct {
+				Disabled []struct {
+					Name string `json:"name"`
+				} `json:"disabled"`
+			} `json:"multiPoint"`
 		} `json:"plugins"`
+		PluginConfig []struct {
+			Name string `json:"name"`
+			Args struct {
+				ScoringStrategy struct {
+					Type string `json:"type"`
+				} `json:"scoringStrategy"`
+			} `json:"args"`
+		} `json:"pluginConfig"`
 	} `json:"profiles"`
 }
 
@@ -87,6 +100,14 @@ func parseSchedulerConfig(data []byte) (SchedulerSettings, error) {
 				s.ScoreWeights = map[string]int{}
 			}
 			s.ScoreWeights[pl.Name] = pl.Weight
+		}
+		for _, pl := range prof.Plugins.MultiPoint.Disabled {
+			s.Disabled = append(s.Disabled, pl.Name)
+		}
+		for _, pc := range prof.PluginConfig {
+			if pc.Name == "NodeResourcesFit" {
+				s.FitScoring = pc.Args.ScoringStrategy.Type
+			}
 		}
 	}
 	return s, nil
