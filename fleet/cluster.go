@@ -178,6 +178,10 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		if q := opts.Profile.Etcd.QuotaBackendBytes; q > 0 {
 			o.EtcdQuotaBackendSize = strconv.FormatInt(q, 10)
 		}
+		if d := opts.Profile.Kwok.NodeLeaseDurationSeconds; d > 0 {
+			o.NodeLeaseDurationSeconds = uint(d)
+			o.KubeControllerManagerNodeMonitorGracePeriodMilliseconds = int64(d) * 1000
+		}
 		// Stages are resources GhostFleet installs (see Stages); Metric
 		// and ClusterResourceUsage serve the DCGM series (see InstallDCGM).
 		for _, kind := range []string{v1alpha1.StageKind, v1alpha1.MetricKind, v1alpha1.ClusterResourceUsageKind} {

@@ -60,6 +60,10 @@ type profileFile struct {
 		QuotaBackendBytes int64 `json:"quotaBackendBytes,omitempty"`
 		UnsafeNoFsync     bool  `json:"unsafeNoFsync,omitempty"`
 	} `json:"etcd,omitempty"`
+	// Kwok is optional: without it kwok keeps kwokctl's settings.
+	Kwok struct {
+		NodeLeaseDurationSeconds int `json:"nodeLeaseDurationSeconds,omitempty"`
+	} `json:"kwok,omitempty"`
 	// Env is optional: environment variables by component, e.g.
 	// kube-apiserver: {GOGC: "200"}.
 	Env map[string]map[string]string `json:"env,omitempty"`
@@ -229,6 +233,9 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 	if q := pf.Etcd.QuotaBackendBytes; q != 0 && (q < minEtcdQuota || q > maxEtcdQuota) {
 		return fail("etcd.quotaBackendBytes is %d: allowed are %d (%s) to %d (%s), or leave it out for kwokctl's 8 GiB", q, minEtcdQuota, MiB(minEtcdQuota), int64(maxEtcdQuota), MiB(maxEtcdQuota))
 	}
+	if d := pf.Kwok.NodeLeaseDurationSeconds; d != 0 && (d < 40 || d > 3600) {
+		return fail("kwok.nodeLeaseDurationSeconds is %d: allowed are 40 (kubelet's) to 3600, or leave it out for 40", d)
+	}
 	for component, env := range pf.Env {
 		if !slices.Contains(envComponents, component) {
 			return fail("env.%s: not a component: allowed are %s", component, strings.Join(envComponents, ", "))
@@ -251,6 +258,7 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 		},
 		Etcd:            EtcdSettings{QuotaBackendBytes: pf.Etcd.QuotaBackendBytes, UnsafeNoFsync: pf.Etcd.UnsafeNoFsync},
 		Env:             pf.Env,
+		Kwok:            KwokSettings{NodeLeaseDurationSeconds: pf.Kwok.NodeLeaseDurationSeconds},
 		Source:          source,
 		schedulerConfig: schedulerConfig,
 	}

@@ -68,6 +68,7 @@ func TestLoadComponentProfile(t *testing.T) {
 		{"bad name", strings.Replace(profileDoc, "name: mine", "name: My_Profile", 1) + "---\n" + schedulerDoc, `metadata.name "My_Profile"`},
 		{"not YAML", "apiVersion: [\n", "document 1"},
 		{"env of no component", profileDoc + "env: {kubelet: {GOGC: \"200\"}}\n---\n" + schedulerDoc, "env.kubelet: not a component: allowed are etcd, kube-apiserver"},
+		{"lease too short", profileDoc + "kwok: {nodeLeaseDurationSeconds: 10}\n---\n" + schedulerDoc, "kwok.nodeLeaseDurationSeconds is 10: allowed are 40"},
 		{"env name", profileDoc + "env: {etcd: {gogc: \"200\"}}\n---\n" + schedulerDoc, "env.etcd.gogc: not an environment variable's name"},
 	}
 	for _, tt := range tests {
@@ -87,13 +88,13 @@ func TestLoadComponentProfile(t *testing.T) {
 // Environment variables and etcd's fsync reach the components as kwokctl
 // patches, and a profile without fsync says so in its description.
 func TestProfileEnvAndNoFsync(t *testing.T) {
-	doc := profileDoc + "etcd: {unsafeNoFsync: true}\nenv:\n  kube-scheduler: {GOGC: \"300\"}\n  kube-apiserver: {GOGC: \"200\", GOMEMLIMIT: 4GiB}\n"
+	doc := profileDoc + "kwok: {nodeLeaseDurationSeconds: 200}\netcd: {unsafeNoFsync: true}\nenv:\n  kube-scheduler: {GOGC: \"300\"}\n  kube-apiserver: {GOGC: \"200\", GOMEMLIMIT: 4GiB}\n"
 	p, err := LoadComponentProfile(writeFile(t, "fast.yaml", doc+"---\n"+schedulerDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(p.Description, "kube-apiserver GOGC=200, kube-apiserver GOMEMLIMIT=4GiB, kube-scheduler GOGC=300") ||
-		!strings.Contains(p.Description, "NOT DURABLE") {
+		!strings.Contains(p.Description, "NOT DURABLE") || !strings.Contains(p.Description, "node leases 200 s (renewed every 50 s)") {
 		t.Errorf("description %q", p.Description)
 	}
 	got := map[string]string{}
@@ -292,5 +293,18 @@ func TestClusterProfile(t *testing.T) {
 	}
 	if _, err := ClusterProfile("a", "other"); err == nil || !strings.Contains(err.Error(), `names profile "mine", but fleet a was created with "other"`) {
 		t.Errorf("renamed: %v", err)
+	}
+}
+
+// The lever profiles in scenarios/profiles (issue #12's benches) load.
+func TestScenarioProfilesLoad(t *testing.T) {
+	files, _ := filepath.Glob("../scenarios/profiles/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no profiles in scenarios/profiles")
+	}
+	for _, f := range files {
+		if _, err := LoadComponentProfile(f); err != nil {
+			t.Error(err)
+		}
 	}
 }
