@@ -28,7 +28,9 @@ pids=~/.kwok/clusters/$name/pids
 now() { date +%s.%N; }
 tm() { tmux -L gf-chaos "$@"; }
 tm kill-server 2>/dev/null || true
-tm new-session -d -s chaos -x 160 -y 48 "GHOSTFLEET_RESULTS=$out/console-runs exec $PWD/$bin console --name $name"
+# The pane stays if the console exits, with its stderr kept in the folder.
+tm new-session -d -s chaos -x 160 -y 48 "GHOSTFLEET_RESULTS=$out/console-runs exec $PWD/$bin console --name $name 2>$out/console.stderr"
+tm set-option -t chaos remain-on-exit on
 trap 'tm kill-server 2>/dev/null || true' EXIT
 sleep 10
 console=$(tm list-panes -t chaos -F '#{pane_pid}')
@@ -97,7 +99,8 @@ for c in "${components[@]}"; do
 	snap=written
 	"$bin" snapshot --since 2m --name "$name" >"$out/snapshot-$c.txt" 2>&1 || { snap=failed; echo "   snapshot failed (see $out/snapshot-$c.txt)"; }
 	echo "   detected down after ${detect}s, answering again ${back}s after the kill"
-	kill -0 "$console" 2>/dev/null && alive=true || alive=false
+	alive=true
+	[ "$(tm list-panes -t chaos -F '#{pane_dead}')" = 1 ] && alive=false
 	tm capture-pane -p -t chaos >"$out/console-after-$c.txt"
 	python3 - "$out" "$c" "$detect" "$back" "$snap" "$console_down" "$console_back" "$alive" <<'PY'
 import json, os, sys
