@@ -26,6 +26,7 @@ type sloStrip struct {
 	haveMet bool
 	err     string
 	alerts  alertLog
+	alarms  []string // etcd's, from the round (etcdalarm.go)
 	out     string
 }
 
@@ -45,7 +46,7 @@ func (s *sloStrip) SetSize(w, h int) {
 // observe judges a round of metrics and returns its alerts, stamped
 // with the runs in progress (runs).
 func (s *sloStrip) observe(m poll.MetricsView, runs []*run) []report.Alert {
-	s.out, s.haveMet, s.err = "", true, m.Err
+	s.out, s.haveMet, s.err, s.alarms = "", true, m.Err, m.EtcdAlarms
 	if m.Err != "" {
 		return nil // the source failed: no verdict either way
 	}
@@ -67,7 +68,7 @@ func (s *sloStrip) View() string {
 		return s.out
 	}
 	th := s.th
-	head := th.Bold.Render("SLOs") + th.Dim.Render(" p99 5m ")
+	head := s.etcdAlarmCell() + th.Bold.Render("SLOs") + th.Dim.Render(" p99 5m ")
 	if !s.haveMet {
 		s.out = fitLine(head+th.Dim.Render("waiting for metrics…"), s.w)
 		return s.out

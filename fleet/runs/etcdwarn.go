@@ -62,3 +62,13 @@ func plural(n int) string {
 	}
 	return "s"
 }
+
+// ExplainEtcd adds what to do to an error that is etcd's NOSPACE: a run
+// that failed before it began (its namespace could not be created)
+// otherwise ends on etcd's bare message.
+func ExplainEtcd(err error) error {
+	if err == nil || !requests.IsEtcdNoSpace(err.Error()) {
+		return err
+	}
+	return fmt.Errorf("%w\netcd's NOSPACE alarm is raised and it refuses every write: delete what filled it, then `%s`", err, fleet.EtcdRecoverCommand)
+}

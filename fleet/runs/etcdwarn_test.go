@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -74,5 +75,20 @@ func TestEtcdRecoverSummary(t *testing.T) {
 				t.Errorf("Advice = %q, want %d lines", got, tt.advice)
 			}
 		})
+	}
+}
+
+func TestExplainEtcd(t *testing.T) {
+	if ExplainEtcd(nil) != nil {
+		t.Error("nil must stay nil")
+	}
+	other := errors.New("creating namespace gf-load: forbidden")
+	if ExplainEtcd(other) != other {
+		t.Error("another error must come back as it is")
+	}
+	nospace := errors.New("creating namespace gf-load: etcdserver: mvcc: database space exceeded")
+	got := ExplainEtcd(nospace)
+	if !errors.Is(got, nospace) || !strings.Contains(got.Error(), "NOSPACE alarm is raised") || !strings.Contains(got.Error(), fleet.EtcdRecoverCommand) {
+		t.Errorf("ExplainEtcd = %v, want the error, the alarm and %q", got, fleet.EtcdRecoverCommand)
 	}
 }

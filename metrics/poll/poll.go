@@ -58,6 +58,11 @@ func Fetch(ctx context.Context, src RangeSource, window, step time.Duration) Met
 // while it runs (the console's z key): the next round fetches the new one
 // at once.
 type Poller struct {
+	// Alarms, when set before Run, asks etcd for its raised alarms each
+	// round (EtcdAlarms): they are not among etcd's metrics. An error
+	// leaves the round without them.
+	Alarms func(context.Context) ([]string, error)
+
 	src      RangeSource
 	interval time.Duration
 	window   atomic.Int64 // time.Duration
@@ -102,6 +107,9 @@ func (p *Poller) Run(ctx context.Context) <-chan MetricsView {
 			}
 			window := time.Duration(p.window.Load())
 			v := Fetch(ctx, p.src, window, StepFor(window))
+			if p.Alarms != nil {
+				v.EtcdAlarms, _ = p.Alarms(ctx)
+			}
 			if ctx.Err() != nil {
 				return
 			}

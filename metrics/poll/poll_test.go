@@ -132,3 +132,20 @@ func TestMetricsSendsRoundsUntilCancelled(t *testing.T) {
 		t.Errorf("%d queries, want %d", n, len(SLOClasses)+5)
 	}
 }
+
+// A poller given a way to ask etcd for its alarms puts them in each
+// round: etcd's metrics do not carry them.
+func TestPollerAsksForAlarms(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := NewPoller(&failing{}, time.Hour, 15*time.Minute)
+	p.Alarms = func(context.Context) ([]string, error) { return []string{"NOSPACE"}, nil }
+	select {
+	case v := <-p.Run(ctx):
+		if len(v.EtcdAlarms) != 1 || v.EtcdAlarms[0] != "NOSPACE" {
+			t.Errorf("alarms %q, want NOSPACE", v.EtcdAlarms)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no first round")
+	}
+}

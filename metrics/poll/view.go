@@ -28,6 +28,10 @@ type MetricsView struct {
 	// unknown: read, not assumed (etcd's default is 2 GiB, kwokctl
 	// starts it with 8 GiB).
 	EtcdQuota float64
+	// EtcdAlarms are the alarms etcd has raised (NOSPACE: it refuses
+	// writes), when the poller was given a way to ask (Poller.Alarms);
+	// nil otherwise.
+	EtcdAlarms []string
 	// GPUUtil is the fleet's mean DCGM GPU utilisation in percent, on
 	// fleets whose nodes serve DCGM series (up --dcgm).
 	GPUUtil []float64

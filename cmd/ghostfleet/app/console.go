@@ -144,6 +144,9 @@ func (o *consoleOptions) run(ctx context.Context) error {
 		cfg.Info.Metrics = "direct scrape"
 	}
 	poller := poll.NewPoller(src, 5*time.Second, tui.DefaultWindow)
+	if !t.Attached() {
+		poller.Alarms = fleet.EtcdAlarms(t.Name) // etcd's NOSPACE leads the SLO strip
+	}
 	cfg.Metrics, cfg.SetMetricsWindow = poller.Run(ctx), poller.SetWindow
 	cfg.SLOScale = sloScale()
 	// Ctrl-C reaches the console as a key (it asks before stopping runs);
@@ -201,6 +204,9 @@ func (o *consoleOptions) frame(ctx context.Context, cfg tui.Config, cs kubernete
 	met := poll.MetricsView{Err: why}
 	if prom != nil {
 		met = poll.Fetch(ctx, prom, 15*time.Minute, 15*time.Second)
+	}
+	if t := o.target(); !t.Attached() {
+		met.EtcdAlarms, _ = fleet.EtcdAlarms(t.Name)(ctx)
 	}
 	fmt.Fprintln(o.streams.Out, tui.Frame(cfg, watch.Build(ptrs(nodes.Items), ptrs(pods.Items), time.Now()), met, w, h))
 	return nil

@@ -30,7 +30,7 @@ func runAction[O any, R runs.Result](o *consoleOptions, parse func([]string) (O,
 		res, err := run(ctx, env, opts)
 		run := res.Header()
 		if run.Outcome == "" {
-			return tui.Outcome{}, err // it failed before it began: nothing to show but why
+			return tui.Outcome{}, runs.ExplainEtcd(err) // it failed before it began: nothing to show but why
 		}
 		out := tui.Outcome{Summary: res.Summary(), Dir: run.Dir}
 		if run.Left != "" {

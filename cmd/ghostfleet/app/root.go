@@ -19,6 +19,7 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/record"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 var negativeArg = regexp.MustCompile(`unknown shorthand flag: '\d' in (-\d\S*)`)
@@ -149,7 +150,7 @@ func Main(streams Streams, args []string) int {
 func Run(ctx context.Context, streams Streams, args []string) int {
 	root := NewRootCommand(streams)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := runs.ExplainEtcd(root.ExecuteContext(ctx))
 	if err == nil {
 		return 0
 	}
