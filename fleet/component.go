@@ -26,7 +26,8 @@ type Restart struct {
 // RestartComponent stops component of GhostFleet's fleet name if it still
 // runs and starts it again, through kwokctl's own per-component stop and
 // start (the same command line, flags and files as at up), then waits up
-// to timeout for it to answer.
+// to timeout for it to answer. The log of the run before is kept as
+// logs/COMPONENT.previous.log (kwokctl truncates the log at start).
 func RestartComponent(ctx context.Context, name, component string, timeout time.Duration) (Restart, error) {
 	res := Restart{Component: component}
 	rt, err := loadRuntime(ctx, name)
@@ -51,6 +52,9 @@ func RestartComponent(ctx context.Context, name, component string, timeout time.
 		// the component: forget the dead process first.
 		forgetProcess(name, component)
 	}
+	// kwokctl truncates the log when it starts a component: keep the
+	// last run's, which says why it died.
+	_ = os.Rename(componentLog(name, component), previousLog(name, component))
 	if err := rt.StartComponent(ctx, component); err != nil {
 		return res, err
 	}
@@ -94,6 +98,11 @@ const restartSettle = 2 * time.Second
 
 func componentLog(name, component string) string {
 	return filepath.Join(clusterWorkdir(name), "logs", component+".log")
+}
+
+// previousLog is where restart keeps the log of the run before.
+func previousLog(name, component string) string {
+	return filepath.Join(clusterWorkdir(name), "logs", component+".previous.log")
 }
 
 // lastLogLine is the last line of component's log, which says why a
