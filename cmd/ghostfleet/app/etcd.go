@@ -49,10 +49,12 @@ the database's size before and after, and is recorded as a run
 (results/etcd-recover-<time>/run.json).
 
 Compaction and defragmentation free only history and free pages: when the
-live data itself fills the quota, delete objects first (` + "`ghostfleet unload`" + `
-for GhostFleet's workloads) or the alarm comes back at the next writes; it
-says so. On a fleet whose etcd has no alarm it says so and changes nothing.
-Ctrl-C stops it between steps; each is safe to run again.`,
+live data itself nearly fills the quota the alarm comes back at the next
+writes, and it says so. Delete what filled it before the recovery
+(deleting an object such as a ConfigMap writes nothing, so it works under
+NOSPACE) or after it (` + "`ghostfleet unload`" + ` marks namespaces deleted, a write),
+then run it again. On a fleet whose etcd has no alarm it says so and
+changes nothing. Ctrl-C stops it between steps; each is safe to run again.`,
 		Example: `  ghostfleet etcd recover
   ghostfleet etcd recover -o json | jq '.before.dbSize, .after.dbSize'`,
 		Args: cobra.NoArgs,
