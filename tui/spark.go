@@ -38,6 +38,7 @@ type plotArea struct{ left, w int }
 // With marks, the graph gives its last row to markRow (drawn at the
 // graph's columns). Values may be NaN: no value at that time.
 func renderSpark(th Theme, s spark, w, h int, markRow func(w int) string) (title, body string, at plotArea) {
+	s.values = plottable(s.values)
 	if _, ok := poll.Last(s.values); !ok {
 		note := s.note
 		if note == "" {
@@ -45,8 +46,10 @@ func renderSpark(th Theme, s spark, w, h int, markRow func(w int) string) (title
 		}
 		return s.title + th.Dim.Render(s.limitText("  ")), th.Dim.Render(note), plotArea{}
 	}
-	if markRow != nil {
+	if markRow != nil && h >= 3 {
 		h--
+	} else {
+		markRow = nil // no room for the marks under the graph
 	}
 	title, captions := sparkTitle(th, s, w)
 	caption := ""
@@ -76,7 +79,7 @@ func renderSpark(th Theme, s spark, w, h int, markRow func(w int) string) (title
 	}
 	plot := func(width int) string {
 		return asciigraph.PlotMany(series, append([]asciigraph.Option{
-			asciigraph.Height(h - 1), asciigraph.Width(width), asciigraph.Offset(2), asciigraph.LowerBound(0),
+			asciigraph.Height(max(1, h-1)), asciigraph.Width(width), asciigraph.Offset(2), asciigraph.LowerBound(0),
 			asciigraph.YAxisValueFormatter(s.unit),
 		}, th.Graph...)...)
 	}
@@ -92,7 +95,7 @@ func renderSpark(th Theme, s spark, w, h int, markRow func(w int) string) (title
 	if wide := w - (drawn - w/2); wide >= 4 {
 		out, width = plot(wide), wide
 	}
-	at = plotArea{left: drawn - w/2, w: width}
+	at = plotArea{left: max(0, drawn-w/2), w: width}
 	if markRow != nil {
 		// Under the graph's last row, however few rows it drew.
 		rows := strings.Count(out, "\n") + 1
@@ -102,6 +105,27 @@ func renderSpark(th Theme, s spark, w, h int, markRow func(w int) string) (title
 		out = th.Dim.Render(caption) + "\n" + out
 	}
 	return title, out, at
+}
+
+// plottable returns values with what cannot be drawn as no value (NaN):
+// infinities, and negative figures, which none of the charted quantities
+// can be (a rate across a counter reset can come out below zero).
+// asciigraph panics on some such series.
+func plottable(values []float64) []float64 {
+	var out []float64
+	for i, v := range values {
+		if v >= 0 && !math.IsInf(v, 1) || math.IsNaN(v) {
+			continue
+		}
+		if out == nil {
+			out = append([]float64(nil), values...)
+		}
+		out[i] = math.NaN()
+	}
+	if out == nil {
+		return values
+	}
+	return out
 }
 
 // limitText is what the title says of the limit, after sep.

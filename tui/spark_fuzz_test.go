@@ -1,0 +1,38 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// No series, however odd, makes the sparkline panic: a console that ran
+// for an hour died in renderSpark on a value pattern its tests never had.
+func TestRenderSparkOddValues(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	patterns := map[string][]float64{
+		"one value":       {nan, nan, nan, 5},
+		"all zero":        {0, 0, 0, 0},
+		"negative":        {-3, -1, -2, -5},
+		"negative spike":  {1, 2, -1e9, 3},
+		"infinity":        {1, inf, 2},
+		"minus infinity":  {1, math.Inf(-1), 2},
+		"tiny":            {1e-12, 2e-12, 3e-12},
+		"huge":            {1e15, 2e15, 3e15},
+		"single":          {7},
+		"mixed nan":       {nan, 1, nan, 2, nan},
+		"long flat":       make([]float64, 720),
+		"negative in nan": {nan, -0.5, nan},
+	}
+	for name, values := range patterns {
+		for _, w := range []int{6, 10, 20, 38, 60} {
+			for _, h := range []int{2, 3, 5, 9} {
+				t.Run(fmt.Sprintf("%s %dx%d", name, w, h), func(t *testing.T) {
+					s := spark{title: "x", values: values, unit: func(v float64) string { return fmt.Sprintf("%.0f", v) }, limit: 1}
+					renderSpark(NewTheme(false), s, w, h, func(w int) string { return "" })
+					renderSpark(NewTheme(false), s, w, h, nil)
+				})
+			}
+		}
+	}
+}
