@@ -88,14 +88,11 @@ func renderSpark(th Theme, s spark, w, h int, markRow func(w int) string) (title
 	// The graph's first column is the axis' own (asciigraph draws the
 	// first value on it).
 	out, width := plot(w/2), w/2
-	drawn := 0
-	for _, l := range strings.Split(out, "\n") {
-		drawn = max(drawn, ansi.StringWidth(l))
-	}
-	if wide := w - (drawn - w/2); wide >= 4 {
+	left := axisColumn(out)
+	if wide := w - left; wide >= 4 {
 		out, width = plot(wide), wide
 	}
-	at = plotArea{left: max(0, drawn-w/2), w: width}
+	at = plotArea{left: left, w: width}
 	if markRow != nil {
 		// Under the graph's last row, however few rows it drew.
 		rows := strings.Count(out, "\n") + 1
@@ -105,6 +102,21 @@ func renderSpark(th Theme, s spark, w, h int, markRow func(w int) string) (title
 		out = th.Dim.Render(caption) + "\n" + out
 	}
 	return title, out, at
+}
+
+// axisColumn is the cell of the graph's y axis (its first column) in
+// asciigraph's output: the labels' width. It is read from the axis
+// character, not from the lines' width, which asciigraph trims where the
+// latest values are gaps.
+func axisColumn(graph string) int {
+	for _, l := range strings.Split(ansi.Strip(graph), "\n") {
+		for i, r := range []rune(l) {
+			if r == '┤' || r == '┼' {
+				return i
+			}
+		}
+	}
+	return 0
 }
 
 // plottable returns values with what cannot be drawn as no value (NaN):

@@ -23,6 +23,7 @@ func TestRenderSparkOddValues(t *testing.T) {
 		"mixed nan":       {nan, 1, nan, 2, nan},
 		"long flat":       make([]float64, 720),
 		"negative in nan": {nan, -0.5, nan},
+		"gone quiet":      append([]float64{0.2, 0.1}, nanTail(40)...),
 	}
 	for name, values := range patterns {
 		for _, w := range []int{6, 10, 20, 38, 60} {
@@ -35,4 +36,12 @@ func TestRenderSparkOddValues(t *testing.T) {
 			}
 		}
 	}
+}
+
+func nanTail(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	return out
 }
