@@ -108,7 +108,8 @@ type KwokSettings struct {
 var (
 	ProfileDefault    = builtinProfile("default")
 	ProfileTuned      = builtinProfile("tuned")
-	ComponentProfiles = []ComponentProfile{ProfileDefault, ProfileTuned}
+	ProfileFast       = builtinProfile("fast")
+	ComponentProfiles = []ComponentProfile{ProfileDefault, ProfileTuned, ProfileFast}
 )
 
 func (p ComponentProfile) describe(summary, note string) string {

@@ -73,7 +73,7 @@ func TestComponentProfiles(t *testing.T) {
 			}
 		})
 	}
-	if _, err := LookupComponentProfile("fast"); err == nil || !strings.Contains(err.Error(), "default, tuned") {
+	if _, err := LookupComponentProfile("turbo"); err == nil || !strings.Contains(err.Error(), "default, tuned, fast") {
 		t.Errorf("unknown profile error = %v", err)
 	}
 }

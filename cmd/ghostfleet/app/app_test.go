@@ -80,7 +80,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"nodes", "10", "--gpu-profile", "tpu-v5"}, `unknown GPU profile "tpu-v5": allowed are`},
 		{[]string{"nodes"}, "accepts 1 arg(s)"},
 		{[]string{"up", "--nodes", "-1"}, "node count -1 is out of range"},
-		{[]string{"up", "--profile", "fast"}, `unknown profile "fast": allowed are default, tuned`},
+		{[]string{"up", "--profile", "turbo"}, `unknown profile "turbo": allowed are default, tuned, fast`},
 		{[]string{"up", "--gpu-profile", "h200"}, `unknown GPU profile "h200"`},
 		{[]string{"up", "--prometheus-port", "70000"}, "port 70000 is out of range: allowed are 1-65535"},
 		{[]string{"up", "--kubeconfig", "/tmp/x"}, "up manages GhostFleet's own cluster"},

@@ -29,7 +29,7 @@ func TestProfileShow(t *testing.T) {
 	if code != 0 || strings.Count(out, "\nkind: Stage\n") < 16 {
 		t.Errorf("stages: exit %d, %d stages", code, strings.Count(out, "\nkind: Stage\n"))
 	}
-	if code, _, errOut := run(t, "profile", "show", "fast"); code == 0 || !strings.Contains(errOut, `unknown profile "fast"`) {
+	if code, _, errOut := run(t, "profile", "show", "turbo"); code == 0 || !strings.Contains(errOut, `unknown profile "turbo"`) {
 		t.Errorf("unknown name: exit %d, %q", code, errOut)
 	}
 }
