@@ -45,6 +45,13 @@ func consoleStepDrill(t *testing.T, ctx context.Context, x tmux) {
 	}
 	x.keys("Enter")
 	s = x.waitFor(15*time.Second, "Node "+cursor[1], "GpuXidProblem True Xid79", "Xid 79: GPU has fallen off the bus")
+	if strings.Contains(s, "more lines") {
+		// The details run past the pane (a young fleet's nodes may still
+		// carry the not-ready taint): the rest is a page down.
+		x.keys("NPage")
+		time.Sleep(time.Second)
+		s += x.screen()
+	}
 	for _, want := range []string{"nvidia.com/gpu-health=unhealthy:NoSchedule", "fault.ghostfleet.io/gpu-xid=true", "(1 out of service)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the node's details do not show %q:\n%s", want, s)
