@@ -21,17 +21,22 @@ mkdir -p "$dir"
 tm() { tmux -L gf-console-cost "$@"; }
 tm kill-server 2>/dev/null || true
 # shellcheck disable=SC2086 # CONSOLE_ARGS is words on purpose
-tm new-session -d -s cost -x 160 -y 48 "exec $bin $args"
+tm new-session -d -s cost -x 160 -y 48 "exec $bin $args 2>$dir/console.stderr"
+tm set-option -t cost remain-on-exit on # a console that ends (a demo) or dies keeps its last frame
 trap 'tm kill-server 2>/dev/null || true' EXIT
 sleep "$settle"
 pid=$(tm list-panes -t cost -F '#{pane_pid}')
 echo "t,cpu_ticks,rss_kb" >"$dir/samples.csv"
 end=$(($(date +%s) + window))
+hwm_kb=0
 while [ "$(date +%s)" -lt "$end" ] && [ -r "/proc/$pid/stat" ]; do
-	echo "$(date +%s),$(awk '{print $14 + $15}' "/proc/$pid/stat"),$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")" >>"$dir/samples.csv"
+	cpu=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) || break
+	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null) || break
+	[ -n "$rss" ] || break # a zombie has no memory left to count
+	echo "$(date +%s),$cpu,$rss" >>"$dir/samples.csv"
+	hwm_kb=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo "$hwm_kb")
 	sleep 5
 done
-hwm_kb=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
 tm capture-pane -p -t cost >"$dir/frame-end.txt"
 "$bin" status -o json >"$dir/status-end.json" || true
 python3 - "$dir" "$(getconf CLK_TCK)" "$hwm_kb" "$settle" "$args" <<'PY'
