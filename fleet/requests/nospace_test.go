@@ -11,8 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
 
 // The apiserver answers a write etcd refused for lack of space with a
@@ -30,15 +28,9 @@ func TestNoSpaceIsItsOwnKind(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	c := NewCounter()
-	cfg := &rest.Config{Host: srv.URL}
-	c.Configure(cfg)
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cs := countedClient(t, srv.URL)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
-	_, err = cs.CoreV1().ConfigMaps("ns").Create(context.Background(), cm, metav1.CreateOptions{})
+	_, err := cs.CoreV1().ConfigMaps("ns").Create(context.Background(), cm, metav1.CreateOptions{})
 	if !IsEtcdNoSpace(err.Error()) {
 		t.Fatalf("err = %v, want etcd's message read back from the peeked body", err)
 	}

@@ -37,13 +37,7 @@ func TestRejectionIsCountedNotRetried(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	c := NewCounter()
-	cfg := &rest.Config{Host: srv.URL}
-	c.Configure(cfg)
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cs := countedClient(t, srv.URL)
 	for i := range 3 {
 		_, err := cs.CoreV1().Pods("ns").Create(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("p", i)}}, metav1.CreateOptions{})
 		if !apierrors.IsTooManyRequests(err) {
@@ -137,4 +131,17 @@ func TestClassify(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countedClient is a clientset for url whose requests c counts.
+func countedClient(t *testing.T, url string) (*Counter, kubernetes.Interface) {
+	t.Helper()
+	c := NewCounter()
+	cfg := &rest.Config{Host: url}
+	c.Configure(cfg)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cs
 }
