@@ -159,10 +159,24 @@ func etcdSpace(ctx context.Context, c *clientv3.Client, ep string) (EtcdSpace, e
 }
 
 // EtcdAlarms returns the alarms the fleet's etcd has raised: for the
-// console's poller, which asks each round.
+// console's poller, which asks each round from one goroutine. The first
+// call dials one client that every later call reuses (gRPC reconnects it
+// when etcd comes back), closed when that first call's context ends: a
+// client per round cost a new gRPC connection and a read of the fleet's
+// configuration every 5 s.
 func EtcdAlarms(name string) func(context.Context) ([]string, error) {
+	var c *clientv3.Client
+	var ep string
 	return func(ctx context.Context) ([]string, error) {
-		s, err := EtcdStatus(ctx, name)
+		if c == nil {
+			dialed, endpoint, err := dialEtcd(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			c, ep = dialed, endpoint
+			context.AfterFunc(ctx, func() { dialed.Close() })
+		}
+		s, err := etcdSpace(ctx, c, ep)
 		return s.Alarms, err
 	}
 }
