@@ -8,17 +8,19 @@
 #
 #   hack/console-cost.sh [SECONDS]      (default 120; fleet: $GHOSTFLEET_CLUSTER or ghostfleet)
 #   CONSOLE_ARGS="demo talk-5min --auto" hack/console-cost.sh 480
+#   CONSOLE_BIN=/tmp/old/ghostfleet hack/console-cost.sh   # another build, side by side with this one
 set -euo pipefail
 cd "$(dirname "$0")/.."
 window=${1:-120}
 settle=${SETTLE:-20}
 args=${CONSOLE_ARGS:-console}
-bin=$PWD/bin/ghostfleet
-go build -o "$bin" ./cmd/ghostfleet
+bin=${CONSOLE_BIN:-$PWD/bin/ghostfleet}
+[ -n "${CONSOLE_BIN:-}" ] || go build -o "$bin" ./cmd/ghostfleet
 dir=${GHOSTFLEET_RESULTS:-results}/console-cost-$(date -u +%Y%m%d-%H%M%S)
+while [ -e "$dir" ]; do dir=$dir-1; done # two runs started in the same second
 mkdir -p "$dir"
 "$bin" status -o json >"$dir/status-start.json"
-tm() { tmux -L gf-console-cost "$@"; }
+tm() { tmux -L "gf-console-cost-$$" "$@"; } # one server per run: two can measure side by side
 tm kill-server 2>/dev/null || true
 # shellcheck disable=SC2086 # CONSOLE_ARGS is words on purpose
 tm new-session -d -s cost -x 160 -y 48 "exec $bin $args 2>$dir/console.stderr"
