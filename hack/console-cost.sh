@@ -41,9 +41,9 @@ while [ "$(date +%s)" -lt "$end" ] && [ -r "/proc/$pid/stat" ]; do
 done
 tm capture-pane -p -t cost >"$dir/frame-end.txt"
 "$bin" status -o json >"$dir/status-end.json" || true
-python3 - "$dir" "$(getconf CLK_TCK)" "$hwm_kb" "$settle" "$args" <<'PY'
+python3 - "$dir" "$(getconf CLK_TCK)" "$hwm_kb" "$settle" "$args" "$bin" <<'PY'
 import csv, json, sys
-d, hz, hwm, settle, args = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+d, hz, hwm, settle, args, binary = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 rows = [(int(r["t"]), int(r["cpu_ticks"]), int(r["rss_kb"])) for r in csv.DictReader(open(f"{d}/samples.csv"))]
 span = rows[-1][0] - rows[0][0] or 1
 cpu = (rows[-1][1] - rows[0][1]) / hz
@@ -52,7 +52,7 @@ def size(f):
     st = json.load(open(f"{d}/{f}"))
     return {"nodes": st["nodes"]["total"], "podsRunning": st["pods"]["running"], "podsPending": st["pods"]["pending"]}
 json.dump({
-    "terminal": "160x48 (tmux)", "command": "ghostfleet " + args, "settleSeconds": settle, "windowSeconds": span,
+    "terminal": "160x48 (tmux)", "command": "ghostfleet " + args, "binary": binary, "settleSeconds": settle, "windowSeconds": span,
     "start": size("status-start.json"), "end": size("status-end.json"),
     "cpuSeconds": round(cpu, 2), "cpuPercentOfCore": round(100 * cpu / span, 2),
     "busiest30sPercentOfCore": round(100 * busiest, 2),
