@@ -16,13 +16,18 @@ type GPUProfile struct {
 	Product     string // nvidia.com/gpu.product, as GPU feature discovery labels it
 	Family      string // nvidia.com/gpu.family
 	Machine     string // nvidia.com/gpu.machine
-	GPUs        int
-	GPUMemoryMB int // per GPU, nvidia.com/gpu.memory is in MiB
-	CPU         string
-	Memory      string
-	Storage     string // ephemeral-storage: the internal NVMe cache
-	Pods        int
-	RDMANICs    int // compute-fabric ConnectX NICs, advertised as rdma/ib
+	// DeviceName is the GPU's name as NVML reports it, which NVIDIA's DRA
+	// driver publishes as the productName attribute.
+	DeviceName string
+	// ComputeCapability is CUDA's compute capability (cudaComputeCapability).
+	ComputeCapability string
+	GPUs              int
+	GPUMemoryMB       int // per GPU, nvidia.com/gpu.memory is in MiB
+	CPU               string
+	Memory            string
+	Storage           string // ephemeral-storage: the internal NVMe cache
+	Pods              int
+	RDMANICs          int // compute-fabric ConnectX NICs, advertised as rdma/ib
 	// NodesPerRack is how many servers share a rack (power-limited: four
 	// DGX per rack in a SuperPOD).
 	NodesPerRack int
@@ -43,24 +48,28 @@ var GPUProfiles = []GPUProfile{
 	{
 		Name: "dgx-a100-80gb", Description: "NVIDIA DGX A100 640GB: 8x A100 SXM4 80GB, 2x AMD EPYC 7742, 2 TB RAM, 8x ConnectX-6 HDR 200Gb/s",
 		Product: "NVIDIA-A100-SXM4-80GB", Family: "ampere", Machine: "DGX-A100",
+		DeviceName: "NVIDIA A100-SXM4-80GB", ComputeCapability: "8.0",
 		GPUs: 8, GPUMemoryMB: 81920, CPU: "256", Memory: "2Ti", Storage: "30Ti", Pods: 110, RDMANICs: 8,
 		NodesPerRack: 4, NodesPerNVLinkDomain: 1,
 	},
 	{
 		Name: "dgx-h100", Description: "NVIDIA DGX H100: 8x H100 SXM5 80GB, 2x Xeon Platinum 8480C, 2 TB RAM, 8x ConnectX-7 400Gb/s",
 		Product: "NVIDIA-H100-80GB-HBM3", Family: "hopper", Machine: "DGX-H100",
+		DeviceName: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0",
 		GPUs: 8, GPUMemoryMB: 81559, CPU: "224", Memory: "2Ti", Storage: "30Ti", Pods: 110, RDMANICs: 8,
 		NodesPerRack: 4, NodesPerNVLinkDomain: 1,
 	},
 	{
 		Name: "dgx-b200", Description: "NVIDIA DGX B200: 8x B200 180GB, 2x Xeon Platinum 8570, 2 TB RAM, 8x ConnectX-7 400Gb/s",
 		Product: "NVIDIA-B200", Family: "blackwell", Machine: "DGX-B200",
+		DeviceName: "NVIDIA B200", ComputeCapability: "10.0",
 		GPUs: 8, GPUMemoryMB: 183359, CPU: "224", Memory: "2Ti", Storage: "30Ti", Pods: 110, RDMANICs: 8,
 		NodesPerRack: 4, NodesPerNVLinkDomain: 1,
 	},
 	{
 		Name: "gb200-nvl72", Description: "NVIDIA GB200 NVL72 compute tray: 4x B200 186GB, 2x Grace (144 cores), 960 GB LPDDR5X; 18 trays share one NVLink domain",
 		Product: "NVIDIA-GB200", Family: "blackwell", Machine: "GB200-NVL72",
+		DeviceName: "NVIDIA GB200", ComputeCapability: "10.0",
 		GPUs: 4, GPUMemoryMB: 189471, CPU: "144", Memory: "960Gi", Storage: "15Ti", Pods: 110, RDMANICs: 4,
 		NodesPerRack: 18, NodesPerNVLinkDomain: 18,
 	},

@@ -3,6 +3,8 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,6 +143,9 @@ func ParseNodeCount(s string) (int, error) {
 type ScaleOptions struct {
 	Count   int
 	Profile GPUProfile
+	// GPUModel is how new nodes offer their GPUs (GPUModels); empty keeps
+	// the fleet's: that of its nodes, extended when it has none.
+	GPUModel string
 	// Workers is how many requests are in flight at once.
 	Workers int
 	// WaitReady waits until every node reports Ready.
@@ -151,6 +156,10 @@ type ScaleOptions struct {
 // ScaleResult says what Scale did and how long it took.
 type ScaleResult struct {
 	Created, Deleted, Kept int
+	// GPUModel is the model the fleet's nodes use.
+	GPUModel string
+	// Slices counts ResourceSlices created (DRA only).
+	Slices int
 	// OtherProfiles counts kept nodes of a profile other than the requested.
 	OtherProfiles map[string]int
 	CreateTime    time.Duration // until every create/delete was answered
@@ -180,7 +189,10 @@ func Scale(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions) (Sca
 	res := ScaleResult{OtherProfiles: map[string]int{}}
 	have := map[int]bool{}
 	var toDelete []string
-	for _, n := range existing.Items {
+	var kept []*corev1.Node
+	models := map[string]int{}
+	for k := range existing.Items {
+		n := &existing.Items[k]
 		if n.Annotations[AnnotationFake] != "fake" {
 			continue // not ours to touch, whatever its labels say
 		}
@@ -190,10 +202,15 @@ func Scale(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions) (Sca
 			continue
 		}
 		have[i] = true
+		kept = append(kept, n)
 		res.Kept++
+		models[nodeGPUModel(n)]++
 		if p := n.Labels[LabelGPUProfile]; p != opts.Profile.Name {
 			res.OtherProfiles[p]++
 		}
+	}
+	if res.GPUModel, err = fleetGPUModel(opts.GPUModel, models); err != nil {
+		return res, err
 	}
 	var toCreate []int
 	for i := 0; i < opts.Count; i++ {
@@ -203,19 +220,38 @@ func Scale(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions) (Sca
 	}
 	sort.Strings(toDelete)
 
+	dra := res.GPUModel == GPUModelDRA
+	if dra && opts.Count > 0 {
+		if err := EnsureDeviceClass(ctx, cs); err != nil {
+			return res, err
+		}
+	}
+	created := make([]*corev1.Node, len(toCreate))
 	if len(toCreate) > 0 {
-		done := progress.Step(report, "create-nodes", fmt.Sprintf("creating %d %s nodes", len(toCreate), opts.Profile.Name), 0)
+		done := progress.Step(report, "create-nodes", fmt.Sprintf("creating %d %s nodes (GPUs as %s)", len(toCreate), opts.Profile.Name, res.GPUModel), 0)
 		n, err := parallel(ctx, len(toCreate), opts.Workers, report, "create-nodes", func(ctx context.Context, k int) error {
-			_, err := cs.CoreV1().Nodes().Create(ctx, NewNode(opts.Profile, toCreate[k]), metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				return nil
+			node := NewNode(opts.Profile, toCreate[k])
+			if dra {
+				node = asDRANode(node)
 			}
+			got, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				got, err = cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+			}
+			created[k] = got
 			return err
 		})
 		res.Created = n
 		done()
 		if err != nil {
 			return res, fmt.Errorf("created %d of %d nodes: %w (run `ghostfleet nodes %d` again to finish)", n, len(toCreate), err, opts.Count)
+		}
+	}
+	if dra && opts.Count > 0 {
+		n, err := publishSlices(ctx, cs, opts, append(kept, slices.DeleteFunc(created, func(n *corev1.Node) bool { return n == nil })...), report)
+		res.Slices = n
+		if err != nil {
+			return res, fmt.Errorf("published %d ResourceSlices: %w (run `ghostfleet nodes %d` again to finish)", n, err, opts.Count)
 		}
 	}
 	if len(toDelete) > 0 {
@@ -244,6 +280,52 @@ func Scale(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions) (Sca
 		res.ReadyTime = time.Since(start)
 	}
 	return res, nil
+}
+
+// fleetGPUModel is the model a scale gives new nodes: the one asked for,
+// else that of the kept nodes, else extended. A fleet has one model:
+// asking for another while nodes of the first stay is refused before
+// anything changes.
+func fleetGPUModel(asked string, kept map[string]int) (string, error) {
+	if asked != "" {
+		if err := CheckGPUModel(asked); err != nil {
+			return "", err
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(kept)) {
+		n := kept[m]
+		if asked != "" && m != asked {
+			return "", fmt.Errorf("--gpu-model %s: the fleet's %d kept nodes offer their GPUs as %s and a fleet has one GPU model; `ghostfleet nodes 0` first to change it", asked, n, m)
+		}
+		if asked == "" {
+			asked = m
+		}
+	}
+	if asked == "" {
+		asked = GPUModelExtended
+	}
+	return asked, nil
+}
+
+// publishSlices creates the ResourceSlices nodes lack (see NewResourceSlice).
+func publishSlices(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions, nodes []*corev1.Node, report progress.Func) (int, error) {
+	missing, err := missingSlices(ctx, cs, nodes)
+	if err != nil || len(missing) == 0 {
+		return 0, err
+	}
+	done := progress.Step(report, "publish-slices", fmt.Sprintf("publishing %d ResourceSlices (%s, %d GPUs each)", len(missing), DRADriver, opts.Profile.GPUs), 0)
+	defer done()
+	return parallel(ctx, len(missing), opts.Workers, report, "publish-slices", func(ctx context.Context, k int) error {
+		p := opts.Profile
+		if own, err := LookupGPUProfile(missing[k].Labels[LabelGPUProfile]); err == nil {
+			p = own // a kept node of another profile publishes its own GPUs
+		}
+		_, err := cs.ResourceV1().ResourceSlices().Create(ctx, NewResourceSlice(p, missing[k]), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
 }
 
 // parallel runs fn for k in [0,n) on workers goroutines, reporting progress

@@ -50,6 +50,10 @@ type NodeCounts struct {
 type GPUCounts struct {
 	Allocatable int64 `json:"allocatable"`
 	Allocated   int64 `json:"allocated"`
+	// Devices is how many of Allocatable are DRA devices (ResourceSlices
+	// of DRADriver) rather than nvidia.com/gpu; their allocations, from
+	// ResourceClaims, count in Allocated alike.
+	Devices int64 `json:"devices,omitempty"`
 }
 
 // PodCounts counts pods by phase in GhostFleet's workload namespaces.
@@ -135,6 +139,15 @@ func GetStatus(ctx context.Context, t Target, prometheusURL string) (Status, err
 	}
 	if err := countPods(ctx, cs, &st); err != nil {
 		return st, err
+	}
+	dra, err := ListDRA(ctx, cs)
+	if err != nil {
+		return st, err
+	}
+	st.GPUs.Devices = dra.Devices()
+	st.GPUs.Allocatable += st.GPUs.Devices
+	for _, n := range dra.Allocated {
+		st.GPUs.Allocated += n
 	}
 	return st, nil
 }

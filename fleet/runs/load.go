@@ -35,6 +35,12 @@ type LoadResult struct {
 // Summary is the load in one line: what ran, how fast, and the verdict.
 func (r LoadResult) Summary() string {
 	s := fmt.Sprintf("%d/%d running in %.1fs, bound %.0f pods/s", r.Running, r.Pods, r.DurationSeconds, r.ScheduleRate)
+	if r.Claim != "" {
+		s += ", claim " + r.Claim
+	}
+	if r.Unschedulable > 0 {
+		s += fmt.Sprintf(", %d unschedulable: %s", r.Unschedulable, r.UnschedulableReason)
+	}
 	if r.Requests.Rejected > 0 {
 		s += fmt.Sprintf(", %d × 429", r.Requests.Rejected)
 	}

@@ -13,6 +13,10 @@ type NodesOptions struct {
 	Count int `json:"count"`
 	// GPUProfile is the GPU server new nodes imitate (fleet.GPUProfiles).
 	GPUProfile string `json:"gpuProfile"`
+	// GPUModel is how new nodes offer their GPUs: fleet.GPUModelExtended
+	// (nvidia.com/gpu) or fleet.GPUModelDRA (a ResourceSlice each); empty
+	// keeps the fleet's.
+	GPUModel string `json:"gpuModel,omitempty"`
 	// Workers is how many requests are in flight at once.
 	Workers int `json:"workers"`
 	// NoWait returns once the nodes exist, without waiting for Ready.
@@ -35,6 +39,11 @@ func (o NodesOptions) Validate() error {
 	if _, err := fleet.LookupGPUProfile(o.GPUProfile); err != nil {
 		return err
 	}
+	if o.GPUModel != "" {
+		if err := fleet.CheckGPUModel(o.GPUModel); err != nil {
+			return err
+		}
+	}
 	if o.Workers < 1 || o.Workers > 1024 {
 		return fmt.Errorf("workers %d is out of range: allowed are 1-1024", o.Workers)
 	}
@@ -49,9 +58,13 @@ type NodesResult struct {
 	Cluster    string `json:"cluster"`
 	Nodes      int    `json:"nodes"`
 	GPUProfile string `json:"gpuProfile"`
-	Created    int    `json:"created"`
-	Deleted    int    `json:"deleted"`
-	Kept       int    `json:"kept"`
+	// GPUModel is how the fleet's nodes offer their GPUs; Slices counts
+	// the ResourceSlices published (DRA).
+	GPUModel string `json:"gpuModel"`
+	Slices   int    `json:"slices,omitempty"`
+	Created  int    `json:"created"`
+	Deleted  int    `json:"deleted"`
+	Kept     int    `json:"kept"`
 	// OtherProfiles counts kept nodes of a GPU profile other than
 	// GPUProfile.
 	OtherProfiles map[string]int `json:"otherProfiles,omitempty"`
@@ -101,10 +114,10 @@ func Nodes(ctx context.Context, env Env, o NodesOptions) (NodesResult, error) {
 	if err := attachedWrite(ctx, env, cs, fmt.Sprintf("scale GhostFleet's fake nodes to %d", o.Count), false); err != nil {
 		return NodesResult{}, err
 	}
-	res, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: o.Count, Profile: gpu, Workers: o.Workers, WaitReady: !o.NoWait, Report: env.reporter().Report})
+	res, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: o.Count, Profile: gpu, GPUModel: o.GPUModel, Workers: o.Workers, WaitReady: !o.NoWait, Report: env.reporter().Report})
 	out := NodesResult{
 		Run:     Run{ID: NewID("nodes"), Kind: "nodes", Outcome: Completed},
-		Cluster: t.String(), Nodes: o.Count, GPUProfile: gpu.Name,
+		Cluster: t.String(), Nodes: o.Count, GPUProfile: gpu.Name, GPUModel: res.GPUModel, Slices: res.Slices,
 		Created: res.Created, Deleted: res.Deleted, Kept: res.Kept, OtherProfiles: res.OtherProfiles,
 		CreateSeconds: res.CreateTime.Seconds(), ReadySeconds: res.ReadyTime.Seconds(),
 		Requests: counter.Stats(),

@@ -22,7 +22,7 @@ type FleetView struct {
 	NotReady    int
 	Faulted     int
 	GPUs        int64 // allocatable
-	GPUsUsed    int64 // requested by pods bound and not finished
+	GPUsUsed    int64 // requested by pods bound and not finished, or allocated to claims
 	Pending     int
 	Running     int
 	Succeeded   int
@@ -51,9 +51,24 @@ var healthyConditions = map[corev1.NodeConditionType]bool{
 	corev1.NodePIDPressure: true, corev1.NodeNetworkUnavailable: true,
 }
 
+// Devices are the GPUs offered and held through DRA, by node
+// (fleet.SliceGPUs, fleet.ClaimGPUs): on a fleet up with --gpu-model dra
+// nodes have no nvidia.com/gpu and pods request none; their GPUs are
+// devices in ResourceSlices and their allocations are in ResourceClaims.
+// Zero (nil maps) on a fleet without.
+type Devices struct {
+	Published, Allocated map[string]int64
+}
+
 // Build summarises nodes and pods. Pods on nodes that are not in the list
 // still count in the phase totals.
 func Build(nodes []*corev1.Node, pods []*corev1.Pod, at time.Time) FleetView {
+	return BuildWith(nodes, pods, Devices{}, at)
+}
+
+// BuildWith is Build that also counts GPUs offered and held through DRA,
+// each device as one GPU, like nvidia.com/gpu.
+func BuildWith(nodes []*corev1.Node, pods []*corev1.Pod, d Devices, at time.Time) FleetView {
 	v := FleetView{At: at, Nodes: make([]NodeCell, 0, len(nodes))}
 	index := make(map[string]int, len(nodes))
 	racks := map[string]int{}
@@ -62,6 +77,8 @@ func Build(nodes []*corev1.Node, pods []*corev1.Pod, at time.Time) FleetView {
 		if q, ok := n.Status.Allocatable[fleet.ResourceGPU]; ok {
 			c.GPUs = q.Value()
 		}
+		c.GPUs += d.Published[n.Name]
+		c.Used = d.Allocated[n.Name]
 		for _, cond := range n.Status.Conditions {
 			switch {
 			case cond.Type == corev1.NodeReady:
@@ -91,6 +108,7 @@ func Build(nodes []*corev1.Node, pods []*corev1.Pod, at time.Time) FleetView {
 	})
 	for i, c := range v.Nodes {
 		index[c.Name] = i
+		v.GPUsUsed += c.Used
 		if c.Ready {
 			v.Ready++
 		} else {

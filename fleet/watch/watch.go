@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -17,7 +18,8 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet"
 )
 
-// Fleet keeps node and pod informers and sends a FleetView on the
+// Fleet keeps node and pod informers (and, on a cluster serving DRA,
+// ResourceSlice and ResourceClaim informers) and sends a FleetView on the
 // returned channel at most once per interval, and only after something
 // changed; the first view is there when Fleet returns. The informers'
 // handlers only mark the fleet changed: views are built on this package's
@@ -40,6 +42,22 @@ func Fleet(ctx context.Context, cs kubernetes.Interface, interval time.Duration)
 	if _, err := pods.Informer().AddEventHandler(mark); err != nil {
 		return nil, err
 	}
+	devices := func() Devices { return Devices{} }
+	if servesDRA(cs) {
+		slices := f.Resource().V1().ResourceSlices()
+		claims := f.Resource().V1().ResourceClaims()
+		if _, err := slices.Informer().AddEventHandler(mark); err != nil {
+			return nil, err
+		}
+		if _, err := claims.Informer().AddEventHandler(mark); err != nil {
+			return nil, err
+		}
+		devices = func() Devices {
+			ss, _ := slices.Lister().List(labels.Everything())
+			cl, _ := claims.Lister().List(labels.Everything())
+			return Devices{Published: fleet.SliceGPUs(ss), Allocated: fleet.ClaimGPUs(cl)}
+		}
+	}
 	f.Start(ctx.Done())
 	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 		if !ok {
@@ -51,7 +69,7 @@ func Fleet(ctx context.Context, cs kubernetes.Interface, interval time.Duration)
 	build := func() FleetView {
 		ns, _ := nodes.Lister().List(labels.Everything())
 		ps, _ := pods.Lister().List(labels.Everything())
-		return Build(ns, ps, time.Now())
+		return BuildWith(ns, ps, devices(), time.Now())
 	}
 	dirty.Store(false) // a change during the first build redraws again
 	out <- build()
@@ -105,9 +123,27 @@ func slim(obj any) (any, error) {
 			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: c.Type, Status: c.Status})
 		}
 		return n, nil
+	case *resourcev1.ResourceSlice:
+		sl := &resourcev1.ResourceSlice{ObjectMeta: slimMeta(o.ObjectMeta, nil)}
+		sl.Spec.Driver, sl.Spec.NodeName = o.Spec.Driver, o.Spec.NodeName
+		sl.Spec.Devices = make([]resourcev1.Device, len(o.Spec.Devices)) // counted, never read
+		return sl, nil
+	case *resourcev1.ResourceClaim:
+		c := &resourcev1.ResourceClaim{ObjectMeta: slimMeta(o.ObjectMeta, nil)}
+		if a := o.Status.Allocation; a != nil {
+			c.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: a.Devices.Results}}
+		}
+		return c, nil
 	default: // tombstones and the like pass through
 		return obj, nil
 	}
+}
+
+// servesDRA says whether the cluster serves resource.k8s.io/v1 (DRA, GA
+// in 1.34): informers on a group it does not serve would never sync.
+func servesDRA(cs kubernetes.Interface) bool {
+	_, err := cs.Discovery().ServerResourcesForGroupVersion(resourcev1.SchemeGroupVersion.String())
+	return err == nil
 }
 
 func slimMeta(m metav1.ObjectMeta, labels map[string]string) metav1.ObjectMeta {

@@ -14,9 +14,12 @@ import (
 
 // BenchFleet describes the throwaway fleet a benchmark runs on.
 type BenchFleet struct {
-	Cluster        string
-	Nodes          int
-	GPUProfile     fleet.GPUProfile
+	Cluster    string
+	Nodes      int
+	GPUProfile fleet.GPUProfile
+	// GPUModel is how the nodes offer their GPUs (fleet.GPUModels; empty:
+	// extended).
+	GPUModel       string
 	PrometheusPort int
 	Binaries       binaries.Set
 	Versions       binaries.Versions
@@ -49,7 +52,7 @@ func (b BenchFleet) up(ctx context.Context, profile fleet.ComponentProfile) (fle
 	if err != nil {
 		return t, err
 	}
-	_, err = fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: b.Nodes, Profile: b.GPUProfile, WaitReady: true})
+	_, err = fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: b.Nodes, Profile: b.GPUProfile, GPUModel: b.GPUModel, WaitReady: true})
 	return t, err
 }
 
@@ -117,19 +120,22 @@ func perPod(cpu map[string]float64, pods int) (map[string]float64, float64) {
 // LoadBench compares component profiles on the same load, each on a fresh
 // fleet, in one run.
 type LoadBench struct {
-	Nodes      int         `json:"nodes"`
-	Pods       int         `json:"pods"`
-	GPUsPerPod int         `json:"gpusPerPod"`
-	Mode       string      `json:"mode"`
-	Started    time.Time   `json:"started"`
-	Trials     []LoadTrial `json:"trials"`
+	Nodes      int    `json:"nodes"`
+	Pods       int    `json:"pods"`
+	GPUsPerPod int    `json:"gpusPerPod"`
+	Mode       string `json:"mode"`
+	// GPUModel and Claim say how GPUs were offered and asked for.
+	GPUModel string      `json:"gpuModel,omitempty"`
+	Claim    string      `json:"claim,omitempty"`
+	Started  time.Time   `json:"started"`
+	Trials   []LoadTrial `json:"trials"`
 	// ThroughputRatio is the last profile's pods/s over the first's.
 	ThroughputRatio float64 `json:"throughputRatio"`
 }
 
 // BenchLoad runs load once per profile.
 func BenchLoad(ctx context.Context, b BenchFleet, profiles []fleet.ComponentProfile, opts LoadOptions) (LoadBench, error) {
-	out := LoadBench{Nodes: b.Nodes, Pods: opts.Pods, GPUsPerPod: opts.GPUs, Mode: opts.Mode, Started: time.Now().UTC()}
+	out := LoadBench{Nodes: b.Nodes, Pods: opts.Pods, GPUsPerPod: opts.GPUs, Mode: opts.Mode, GPUModel: b.GPUModel, Claim: opts.Claim, Started: time.Now().UTC()}
 	for _, profile := range profiles {
 		trial, err := loadTrial(ctx, b, profile, opts)
 		if derr := fleet.Delete(context.WithoutCancel(ctx), b.Cluster, progress.Discard); derr != nil && err == nil {

@@ -209,6 +209,11 @@ type Capacity struct {
 	TotalGPUs   int64
 	FreeGPUs    int64
 	MaxNodeGPUs int64
+	// Devices, FreeDevices and MaxNodeDevices are the same for GPUs
+	// published through DRA (ResourceSlices of fleet.DRADriver), and
+	// Products counts those devices by productName.
+	Devices, FreeDevices, MaxNodeDevices int64
+	Products                             map[string]int64
 }
 
 // CheckFleet refuses to run when pods could land on nodes that are not
@@ -244,6 +249,20 @@ func CheckFleet(ctx context.Context, cs kubernetes.Interface) (Capacity, error) 
 	for node, n := range used {
 		if _, ok := allocatable[node]; ok {
 			c.FreeGPUs -= n
+		}
+	}
+	dra, err := fleet.ListDRA(ctx, cs)
+	if err != nil {
+		return c, err
+	}
+	if len(dra.Products) > 0 {
+		c.Products = dra.Products
+	}
+	for node, n := range dra.Published {
+		if _, ok := allocatable[node]; ok {
+			c.Devices += n
+			c.FreeDevices += n - dra.Allocated[node]
+			c.MaxNodeDevices = max(c.MaxNodeDevices, n)
 		}
 	}
 	return c, nil

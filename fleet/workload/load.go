@@ -52,6 +52,10 @@ type LoadOptions struct {
 	// Limits are the running profile's client QPS settings, for the
 	// verdict's wording; zero when unknown (an attached cluster).
 	Limits ClientLimits `json:"limits"`
+	// Claim is how pods ask for their GPUs (ParseClaim: none, count,
+	// product=NAME, match=ATTR, nvlink); empty: as the fleet offers them,
+	// nvidia.com/gpu or, on a fleet of DRA nodes, count.
+	Claim string `json:"claim,omitempty"`
 	// Preflight gives every pod a pre-flight init container (see
 	// WithPreflight), for `fault pod-exit --init`.
 	Preflight bool `json:"preflight,omitempty"`
@@ -82,6 +86,9 @@ func (o *LoadOptions) Check() error {
 	if o.Rate < 0 || o.Rate > 5000 {
 		return fmt.Errorf("rate %g is out of range: allowed are 0 (a burst) or more than 0 and at most 5000 pods/s", o.Rate)
 	}
+	if _, err := ParseClaim(o.Claim); err != nil {
+		return err
+	}
 	if o.Rate > 0 && o.Mode != ModePods {
 		return fmt.Errorf("--rate %g needs --mode pods: in %s mode the controller-manager creates the pods at its own pace", o.Rate, o.Mode)
 	}
@@ -97,12 +104,20 @@ func (o *LoadOptions) Validate(c Capacity, allowUnschedulable bool) (warnings []
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	if int64(o.GPUs) > c.MaxNodeGPUs && !allowUnschedulable {
-		return nil, fmt.Errorf("GPUs per pod %d is more than any node has (largest: %d): no pod could ever be scheduled; pass --allow-unschedulable to measure that anyway", o.GPUs, c.MaxNodeGPUs)
+	if o.Claim == "" && c.TotalGPUs == 0 && c.Devices > 0 {
+		o.Claim = ClaimCount // a fleet of DRA nodes: its GPUs are devices
 	}
-	if need := int64(o.Pods) * int64(o.GPUs); need > c.FreeGPUs {
+	claim, _ := ParseClaim(o.Claim)
+	_, free, maxNode, err := checkClaim(claim, o.GPUs, c, allowUnschedulable)
+	if err != nil {
+		return nil, err
+	}
+	if int64(o.GPUs) > maxNode && !allowUnschedulable {
+		return nil, fmt.Errorf("GPUs per pod %d is more than any node has (largest: %d): no pod could ever be scheduled; pass --allow-unschedulable to measure that anyway", o.GPUs, maxNode)
+	}
+	if need := int64(o.Pods) * int64(o.GPUs); need > free {
 		warnings = append(warnings, fmt.Sprintf("%d pods × %d GPUs need %d GPUs but the fleet has %d free on %d nodes: about %d pods will stay unschedulable",
-			o.Pods, o.GPUs, need, c.FreeGPUs, c.FakeNodes, (need-max(c.FreeGPUs, 0)+int64(o.GPUs)-1)/int64(o.GPUs)))
+			o.Pods, o.GPUs, need, free, c.FakeNodes, (need-max(free, 0)+int64(o.GPUs)-1)/int64(o.GPUs)))
 	}
 	return warnings, nil
 }
@@ -132,6 +147,8 @@ type LoadResult struct {
 	Pods       int    `json:"pods"`
 	GPUsPerPod int    `json:"gpusPerPod"`
 	Mode       string `json:"mode"`
+	// Claim is how the pods asked for GPUs (none: nvidia.com/gpu).
+	Claim string `json:"claim,omitempty"`
 	// Pattern is steady (paced at TargetRate), paced above capacity (the
 	// pods queued for the scheduler) or burst.
 	Pattern         string  `json:"pattern"`
@@ -147,6 +164,10 @@ type LoadResult struct {
 	Unschedulable   int     `json:"unschedulable"`
 	Failed          int     `json:"failed"`
 	CreateErrors    int     `json:"createErrors"`
+	// UnschedulableReason is the scheduler's message on an unschedulable
+	// pod (the most common one), e.g. "0/20 nodes are available: 20
+	// cannot allocate all claims".
+	UnschedulableReason string `json:"unschedulableReason,omitempty"`
 	// Requests counts every request the load identity sent, by method and
 	// error kind; none was retried.
 	Requests       requests.Stats `json:"requests"`
@@ -176,6 +197,13 @@ type Verdict struct {
 func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, record.Record, error) {
 	rec := record.Record{ID: opts.RunID, Kind: "load", Params: opts, Started: time.Now().UTC()}
 	res := LoadResult{Pods: opts.Pods, GPUsPerPod: opts.GPUs, Mode: opts.Mode, Pattern: PatternBurst}
+	claim, err := ParseClaim(opts.Claim)
+	if err != nil {
+		return res, rec, err
+	}
+	if claim.DRA() {
+		res.Claim = claim.String()
+	}
 	if opts.Rate > 0 {
 		res.Pattern, res.TargetRate = PatternSteady, opts.Rate
 	}
@@ -183,6 +211,13 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 	r, err := startRun(ctx, clients, opts.Namespace, opts.RunID, "")
 	if err != nil {
 		return res, rec, err
+	}
+	if claim.DRA() {
+		t := claim.Template(opts.RunID, opts.GPUs, map[string]string{LabelRun: opts.RunID})
+		if err := CreateClaimTemplate(ctx, clients.Admin, opts.Namespace, t); err != nil {
+			r.tracker.Stop()
+			return res, rec, err
+		}
 	}
 	tracker := r.tracker
 	defer tracker.Stop()
@@ -216,7 +251,7 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 
 	w := waitRunning(ctx, tracker, waitOptions{
 		Expect: opts.Pods - res.CreateErrors, Total: opts.Pods, Timeout: opts.Timeout,
-		Report: report, CreateDone: createDone,
+		Report: report, CreateDone: createDone, Unschedulable: unschedulableStall,
 	})
 	createdAt, end := w.CreatedAt, w.End
 	res.TimedOut, res.Interrupted = w.TimedOut, w.Interrupted
@@ -224,6 +259,9 @@ func Load(ctx context.Context, clients Clients, opts LoadOptions) (LoadResult, r
 
 	c := tracker.Counts()
 	res.Scheduled, res.Running, res.Unschedulable, res.Failed = c.Scheduled, c.Running, c.Unschedulable, c.Failed
+	if res.Unschedulable > 0 {
+		res.UnschedulableReason = tracker.UnschedulableReason()
+	}
 	res.StartupLatency = tracker.Startup()
 	firstSeen, lastScheduled, lastRunning := tracker.Window()
 	since := func(t time.Time) float64 {
@@ -345,10 +383,14 @@ func podTemplate(opts LoadOptions) corev1.PodTemplateSpec {
 }
 
 func (o LoadOptions) podSpec() corev1.PodSpec {
+	spec := PodSpec(o.GPUs)
 	if o.Preflight {
-		return WithPreflight(PodSpec(o.GPUs))
+		spec = WithPreflight(spec)
 	}
-	return PodSpec(o.GPUs)
+	if c, _ := ParseClaim(o.Claim); c.DRA() {
+		spec = WithClaim(spec, o.RunID) // the run's template is named after it
+	}
+	return spec
 }
 
 func createDeployment(ctx context.Context, cs kubernetes.Interface, opts LoadOptions) error {
@@ -384,8 +426,8 @@ func createJob(ctx context.Context, cs kubernetes.Interface, opts LoadOptions) e
 // direct evidence (it includes pods the scheduler has picked but not yet
 // bound, which its client QPS throttles); the scheduler's own pending-pods
 // gauge and attempt counter from Prometheus are reported beside it.
-func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog int, start, end time.Time) Verdict {
-	v := Verdict{MaxPending: float64(watchBacklog), AttemptRate: res.ScheduleRate, Source: "watch"}
+func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog int, start, end time.Time) (v Verdict) {
+	v = Verdict{MaxPending: float64(watchBacklog), AttemptRate: res.ScheduleRate, Source: "watch"}
 	promNote := ""
 	if opts.PrometheusURL != "" {
 		// Prometheus scrapes every 15s: let the last scrape of the run
@@ -416,6 +458,11 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 			}
 		}
 	}
+	defer func() {
+		if res.Unschedulable > 0 {
+			v.Explanation = fmt.Sprintf("%d pods unschedulable (%s); the rest: %s", res.Unschedulable, res.UnschedulableReason, v.Explanation)
+		}
+	}()
 	threshold := max(50, 0.1*float64(res.Pods))
 	if v.MaxPending >= threshold {
 		v.Bottleneck = "scheduler"
@@ -431,11 +478,22 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 		if opts.Mode != ModePods {
 			upstream = "the controller-manager creating the pods (" + opts.Limits.describe("its client QPS", opts.Limits.ControllerManagerQPS) + ")"
 		}
+		if c, _ := ParseClaim(opts.Claim); c.DRA() {
+			// The scheduler does not see a pod until its claim exists.
+			upstream += " and the controller-manager creating each pod's ResourceClaim from its template (" +
+				opts.Limits.describe("its client QPS", opts.Limits.ControllerManagerQPS) + ")"
+		}
 		v.Explanation = fmt.Sprintf("underfed: never more than %.0f created pods waited to be bound; the scheduler placed them as fast as they arrived "+
 			"(%.0f pods/s created, %.0f pods/s scheduled)%s; the limit is %s", v.MaxPending, res.CreateRate, res.ScheduleRate, promNote, upstream)
 	}
 	return v
 }
+
+// unschedulableStall is how long a load waits once every pod it has not
+// seen running is unschedulable and nothing moves: twice the scheduler's
+// longest back-off (podMaxBackoffSeconds, 10 s by default), so a pod it
+// is about to retry is not given up on.
+const unschedulableStall = 20 * time.Second
 
 // LimitsOf are the client limits profile runs with.
 func LimitsOf(p fleet.ComponentProfile) ClientLimits {
@@ -465,15 +523,23 @@ type waitOptions struct {
 	Timeout       time.Duration
 	// Stall ends the wait when no pod was bound or started for this long
 	// (0: never): a fleet too full for the rest will not get emptier.
-	Stall      time.Duration
-	Report     progress.Func
-	CreateDone func() // closes the creation step once every pod exists
+	Stall time.Duration
+	// Unschedulable ends the wait when every pod exists, each is running
+	// or unschedulable, at least one is unschedulable, and nothing moved
+	// for this long (0: never): the scheduler has said no to the rest, and
+	// waiting for the timeout would only hide that.
+	Unschedulable time.Duration
+	Report        progress.Func
+	CreateDone    func() // closes the creation step once every pod exists
 }
 
 type waitOutcome struct {
 	CreatedAt, End                 time.Time
 	TimedOut, Interrupted, Stalled bool
-	MaxBacklog                     int
+	// Refused is set when the wait ended on pods the scheduler found
+	// unschedulable (waitOptions.Unschedulable).
+	Refused    bool
+	MaxBacklog int
 }
 
 // outcome names how the wait ended; done is the word for success.
@@ -485,6 +551,8 @@ func (w waitOutcome) outcome(done string) string {
 		return "timed out"
 	case w.Stalled:
 		return "stalled"
+	case w.Refused:
+		return "unschedulable"
 	default:
 		return done
 	}
@@ -519,6 +587,11 @@ func waitRunning(ctx context.Context, tracker *Tracker, o waitOptions) waitOutco
 		}
 		if o.Stall > 0 && !w.CreatedAt.IsZero() && time.Since(lastProgress) >= o.Stall {
 			w.Stalled = true
+			return true, nil
+		}
+		if o.Unschedulable > 0 && !w.CreatedAt.IsZero() && c.Unschedulable > 0 && c.Running+c.Unschedulable >= o.Expect &&
+			time.Since(lastProgress) >= o.Unschedulable {
+			w.Refused = true
 			return true, nil
 		}
 		return false, nil

@@ -29,6 +29,7 @@ type podTimes struct {
 	created, scheduled, watched time.Time
 	createdBySend               bool
 	unschedulable, failed       bool
+	reason                      string // the scheduler's message when unschedulable
 	group                       string
 	node                        string
 }
@@ -179,6 +180,7 @@ func (t *Tracker) observe(p *corev1.Pod) {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			pt.unschedulable = true
+			pt.reason = c.Message
 		}
 	}
 }
@@ -203,6 +205,31 @@ func (t *Tracker) Counts() Counts {
 		}
 	}
 	return c
+}
+
+// UnschedulableReason is the scheduler's most common message on pods that
+// are not bound and unschedulable ("" when none is), with how many pods
+// carry it when not all do.
+func (t *Tracker) UnschedulableReason() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	count, total := map[string]int{}, 0
+	for _, pt := range t.pods {
+		if pt.scheduled.IsZero() && pt.unschedulable {
+			count[pt.reason]++
+			total++
+		}
+	}
+	best := ""
+	for r, n := range count {
+		if n > count[best] || (n == count[best] && r < best) {
+			best = r
+		}
+	}
+	if best != "" && count[best] < total {
+		return fmt.Sprintf("%s (%d of %d unschedulable pods)", best, count[best], total)
+	}
+	return best
 }
 
 // Startup computes the startup latency percentiles of the pods that got

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -291,7 +292,7 @@ func TestCheckFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c != (Capacity{FakeNodes: 2, TotalGPUs: 12, FreeGPUs: 9, MaxNodeGPUs: 8}) {
+	if !reflect.DeepEqual(c, Capacity{FakeNodes: 2, TotalGPUs: 12, FreeGPUs: 9, MaxNodeGPUs: 8}) {
 		t.Errorf("capacity %+v, want 2 nodes, 9 free, max 8", c)
 	}
 }

@@ -148,6 +148,8 @@ type benchLoadOptions struct {
 	mode       string
 	profiles   []string
 	gpuProfile string
+	gpuModel   string
+	claim      string
 }
 
 func newBenchLoadCommand(g *globals) *cobra.Command {
@@ -171,6 +173,8 @@ ratio of the last profile to the first; writes results/bench-load-<time>/bench.j
 	fs.StringVar(&o.mode, "mode", workload.ModePods, "how pods are created: "+strings.Join(workload.LoadModes, ", "))
 	fs.StringSliceVar(&o.profiles, "profiles", []string{"default", "tuned"}, "control-plane profiles to compare, in order: built-in names or profile files (FILE.yaml, as --profile-file)")
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU profile of the nodes")
+	fs.StringVar(&o.gpuModel, "gpu-model", fleet.GPUModelExtended, "how the nodes offer their GPUs: "+strings.Join(fleet.GPUModels, " or ")+" (as up --gpu-model); run the bench once with each to compare them")
+	fs.StringVar(&o.claim, "claim", "", "how pods ask for GPUs on a dra fleet (as load --claim; default count)")
 	o.bins.add(fs)
 	return cmd
 }
@@ -184,12 +188,20 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 		}
 		profiles = append(profiles, p)
 	}
-	opts := workload.LoadOptions{Namespace: "gf-load", Pods: o.pods, GPUs: o.gpus, Mode: o.mode, Timeout: 15 * time.Minute}
+	opts := workload.LoadOptions{Namespace: "gf-load", Pods: o.pods, GPUs: o.gpus, Mode: o.mode, Timeout: 15 * time.Minute, Claim: o.claim}
 	gpu, err := fleet.LookupGPUProfile(o.gpuProfile)
 	if err != nil {
 		return err
 	}
-	capacity := workload.Capacity{FakeNodes: o.nodes, FreeGPUs: int64(o.nodes * gpu.GPUs), MaxNodeGPUs: int64(gpu.GPUs)}
+	if err := fleet.CheckGPUModel(o.gpuModel); err != nil {
+		return err
+	}
+	gpus := int64(o.nodes * gpu.GPUs)
+	capacity := workload.Capacity{FakeNodes: o.nodes, TotalGPUs: gpus, FreeGPUs: gpus, MaxNodeGPUs: int64(gpu.GPUs)}
+	if o.gpuModel == fleet.GPUModelDRA {
+		capacity = workload.Capacity{FakeNodes: o.nodes, Devices: gpus, FreeDevices: gpus, MaxNodeDevices: int64(gpu.GPUs),
+			Products: map[string]int64{gpu.DeviceName: gpus}}
+	}
 	warnings, err := opts.Validate(capacity, false)
 	if err != nil {
 		return err
@@ -203,13 +215,18 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	b.GPUModel = o.gpuModel
 	res, err := workload.BenchLoad(ctx, b, profiles, opts)
 	p.Close()
 	if err != nil {
 		return err
 	}
 	w := o.streams.Out
-	fmt.Fprintf(w, "load %d pods × %d GPU (%s mode) on %d nodes\n", o.pods, o.gpus, o.mode, o.nodes)
+	claim := ""
+	if opts.Claim != "" && opts.Claim != workload.ClaimNone {
+		claim = ", claim " + opts.Claim
+	}
+	fmt.Fprintf(w, "load %d pods × %d GPU (%s mode%s) on %d nodes, GPUs as %s\n", o.pods, o.gpus, o.mode, claim, o.nodes, gpuModelWords(o.gpuModel))
 	fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %9s  %-10s %s\n", "profile", "sched/s", "all run s", "p50 s", "p99 s", "backlog", "bottleneck", "CPU s (apiserver, etcd, scheduler, ctrl-mgr, kwok, ghostfleet)")
 	for _, t := range res.Trials {
 		r := t.Result

@@ -208,7 +208,12 @@ func (o *consoleOptions) frame(ctx context.Context, cfg tui.Config, cs kubernete
 	if t := o.target(); !t.Attached() {
 		met.EtcdAlarms, _ = fleet.EtcdAlarms(t.Name)(ctx)
 	}
-	fmt.Fprintln(o.streams.Out, tui.Frame(cfg, watch.Build(ptrs(nodes.Items), ptrs(pods.Items), time.Now()), met, w, h))
+	dra, err := fleet.ListDRA(ctx, cs)
+	if err != nil {
+		return err
+	}
+	view := watch.BuildWith(ptrs(nodes.Items), ptrs(pods.Items), watch.Devices{Published: dra.Published, Allocated: dra.Allocated}, time.Now())
+	fmt.Fprintln(o.streams.Out, tui.Frame(cfg, view, met, w, h))
 	return nil
 }
 

@@ -81,12 +81,17 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 		tui.ActLoad: {
 			Name: "Load: N pods of G GPUs",
 			Fields: []tui.Field{f("pods", fmt.Sprint(load.Pods), "N"), f("GPUs per pod", fmt.Sprint(load.GPUs), "G"),
-				f("mode", load.Mode, strings.Join(workload.LoadModes, ", ")), f("rate", "0", "pods/s, paced (steady state); 0 = a burst")},
+				f("mode", load.Mode, strings.Join(workload.LoadModes, ", ")), f("rate", "0", "pods/s, paced (steady state); 0 = a burst"),
+				{Label: "claim", Help: "empty: as the fleet offers GPUs; " + strings.Join(workload.ClaimModes, ", "), Optional: true}},
 			Describe: func(v []string) string {
-				if v[3] != "0" {
-					return fmt.Sprintf("load %s×%s at %s/s", v[0], v[1], v[3])
+				claim := ""
+				if v[4] != "" {
+					claim = " claim " + v[4]
 				}
-				return fmt.Sprintf("load %s×%s", v[0], v[1])
+				if v[3] != "0" {
+					return fmt.Sprintf("load %s×%s at %s/s%s", v[0], v[1], v[3], claim)
+				}
+				return fmt.Sprintf("load %s×%s%s", v[0], v[1], claim)
 			},
 			Run: runAction(o, func(v []string) (runs.LoadOptions, error) {
 				opts := runs.NewLoadOptions()
@@ -97,7 +102,7 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 				if opts.GPUs, err = runs.Int("GPUs per pod", v[1]); err != nil {
 					return opts, err
 				}
-				opts.Mode = v[2]
+				opts.Mode, opts.Claim = v[2], v[4]
 				opts.Rate, err = runs.Float("rate", v[3])
 				return opts, err
 			}, runs.Load),

@@ -55,6 +55,7 @@ func TestConsoleAndFlagsGiveTheSameErrors(t *testing.T) {
 	}{
 		{tui.ActLoad, 0, "lots", []string{"load", "lots", "1"}, `pod count "lots" is not a whole number`},
 		{tui.ActLoad, 2, "daemonset", []string{"load", "10", "1", "--mode", "daemonset"}, `mode "daemonset" is not supported`},
+		{tui.ActLoad, 4, "gpus=2", []string{"load", "10", "1", "--claim", "gpus=2"}, `--claim "gpus=2" is not a claim mode`},
 		{tui.ActChurn, 0, "fast", []string{"churn", "fast", "60s"}, `rate "fast" is not a number`},
 		{tui.ActChurn, 1, "soon", []string{"churn", "50", "soon"}, `duration "soon" is not a duration`},
 		{tui.ActChurnLimited, 2, "0", []string{"churn-limited", "100", "60s", "--concurrency", "0"}, "concurrency 0 is out of range"},

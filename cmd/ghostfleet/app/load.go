@@ -44,6 +44,24 @@ ms; a pod a controller created: its creationTimestamp, whole seconds);
 schedule and run are when GhostFleet's watch first saw the pod bound and
 Running (ms). docs/measurements.md has every figure's definition.
 
+--claim says how pods ask for their G GPUs. none: the extended resource
+nvidia.com/gpu (fleets up with --gpu-model extended). The others need a
+fleet up with --gpu-model dra and give the run one ResourceClaimTemplate
+(in its namespace, named after the run) that every pod references in
+spec.resourceClaims; the controller-manager makes each pod its claim and
+the scheduler's DynamicResources plugin allocates it:
+  count          exactly G GPUs of DeviceClass gpu.nvidia.com (G=1: one GPU)
+  product=NAME   G GPUs whose productName is NAME (NVIDIA-H100-80GB-HBM3 or
+                 "NVIDIA H100 80GB HBM3"), by a CEL selector
+  match=ATTR     G GPUs that share device attribute ATTR (matchAttribute)
+  nvlink         G GPUs of one NVLink domain (match=nvlinkDomain)
+Without --claim pods ask as the fleet offers: none, or count on a fleet of
+DRA nodes. A claim no node can satisfy (more GPUs than a node has, a
+product no node has) is refused before anything is created; with
+--allow-unschedulable it runs, and the load ends once every pod not
+running is unschedulable and nothing has moved for 20s, with the
+scheduler's reason.
+
 --mode pods creates bare pods; --mode deployment creates one Deployment of
 N replicas (the seed's approach: the controller-manager's client QPS then
 paces pod creation); --mode job one Indexed Job.
@@ -53,7 +71,8 @@ Fairness treats them as tenant traffic. The run record is written to
 results/load-<time>/run.json.`,
 		Example: `  ghostfleet load 8000 1
   ghostfleet load 600 1 --rate 20      # steady state: the pod startup SLO's question
-  ghostfleet load 8000 1 --mode deployment -o json`,
+  ghostfleet load 8000 1 --mode deployment -o json
+  ghostfleet load 100 8 --claim nvlink   # on a fleet up with --gpu-model dra`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
@@ -63,11 +82,13 @@ results/load-<time>/run.json.`,
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up waiting for pods to run after this long")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "parallel creates in a burst (pods mode without --rate)")
 	fs.Float64Var(&o.Rate, "rate", 0, "pace creation at this many pods/s, open loop (steady state); 0 sends all at once (a burst)")
-	fs.BoolVar(&o.AllowUnschedulable, "allow-unschedulable", false, "run even when G is more than any node has")
+	fs.StringVar(&o.Claim, "claim", "", "how pods ask for GPUs: "+strings.Join(workload.ClaimModes, ", ")+" (default: as the fleet offers them)")
+	fs.BoolVar(&o.AllowUnschedulable, "allow-unschedulable", false, "run even when no node could satisfy a pod (G more than any node has, a product no node has)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster, for the verdict")
 	fs.BoolVar(&o.Preflight, "preflight", false, "give each pod a pre-flight init container (for fault pod-exit --init)")
 	_ = cmd.RegisterFlagCompletionFunc("mode", fixed(workload.LoadModes...))
+	_ = cmd.RegisterFlagCompletionFunc("claim", fixed(workload.ClaimCount, workload.ClaimNVLink, workload.ClaimNone, workload.ClaimProduct+"=", workload.ClaimMatch+"="))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
 }
@@ -98,6 +119,8 @@ func (o *loadOptions) run(ctx context.Context, args []string) error {
 		return err
 	case res.TimedOut:
 		return exitError{code: 1, msg: fmt.Sprintf("timed out after %s: %d of %d pods running", o.Timeout, res.Running, res.Pods)}
+	case res.Unschedulable > 0 && !res.Interrupted:
+		return exitError{code: 1, msg: fmt.Sprintf("%d of %d pods unschedulable: %s", res.Unschedulable, res.Pods, res.UnschedulableReason)}
 	}
 	return nil
 }
@@ -114,7 +137,11 @@ func printLoad(w io.Writer, r workload.LoadResult) {
 	if r.TargetRate > 0 {
 		pattern = fmt.Sprintf("%s, %g pods/s", r.Pattern, r.TargetRate)
 	}
-	fmt.Fprintf(w, "load: %d pods × %d GPU (%s mode, %s)%s\n", r.Pods, r.GPUsPerPod, r.Mode, pattern, status)
+	claim := ""
+	if r.Claim != "" {
+		claim = ", claim " + r.Claim
+	}
+	fmt.Fprintf(w, "load: %d pods × %d GPU (%s mode, %s%s)%s\n", r.Pods, r.GPUsPerPod, r.Mode, pattern, claim, status)
 	if r.CreateSeconds > 0 {
 		fmt.Fprintf(w, "  all created   %7.2fs  (%.0f pods/s)\n", r.CreateSeconds, r.CreateRate)
 	} else {
@@ -132,6 +159,9 @@ func printLoad(w io.Writer, r workload.LoadResult) {
 	}
 	fmt.Fprintf(w, "  scheduled %d, running %d, unschedulable %d, failed %d, create errors %d\n",
 		r.Scheduled, r.Running, r.Unschedulable, r.Failed, r.CreateErrors)
+	if r.UnschedulableReason != "" {
+		fmt.Fprintf(w, "  unschedulable: %s\n", r.UnschedulableReason)
+	}
 	printRequests(w, r.Requests)
 	s := r.StartupLatency
 	if s.PodStartup.Count == 0 {

@@ -33,9 +33,18 @@ GPU feature discovery labels (product, memory, count), topology labels
 (zone, block, rack, NVLink domain), kwok's fake-node annotation and a
 NoSchedule taint that only GhostFleet's workloads tolerate.
 
+--gpu-model says how nodes offer their GPUs to the scheduler: extended
+(the extended resource nvidia.com/gpu, as NVIDIA's device plugin) or dra
+(Dynamic Resource Allocation: per node a ResourceSlice of driver
+gpu.nvidia.com with one device per GPU, and the DeviceClass gpu.nvidia.com;
+no nvidia.com/gpu). A fleet has one model: without the flag new nodes get
+the model of the fleet's nodes. A node's slice is owned by it, so the
+controller-manager's garbage collector removes it with the node.
+
 Only nodes that GhostFleet created are ever deleted.`, fleet.MaxNodes, fleet.NodePrefix),
 		Example: `  ghostfleet nodes 1000
   ghostfleet nodes 5000 --gpu-profile dgx-b200
+  ghostfleet nodes 0 && ghostfleet nodes 50 --gpu-model dra
   ghostfleet nodes 0            # remove every GhostFleet node`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args[0]) },
@@ -51,10 +60,12 @@ Only nodes that GhostFleet created are ever deleted.`, fleet.MaxNodes, fleet.Nod
 	})
 	fs := cmd.Flags()
 	fs.StringVar(&o.GPUProfile, "gpu-profile", o.GPUProfile, "GPU server new nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
+	fs.StringVar(&o.GPUModel, "gpu-model", "", "how new nodes offer their GPUs: "+strings.Join(fleet.GPUModels, " or ")+" (default: the fleet's)")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "requests in flight at once")
 	fs.BoolVar(&o.NoWait, "no-wait", false, "return once the nodes exist, without waiting for them to be Ready")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	_ = cmd.RegisterFlagCompletionFunc("gpu-profile", fixed(fleet.GPUProfileNames()...))
+	_ = cmd.RegisterFlagCompletionFunc("gpu-model", fixed(fleet.GPUModels...))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
 }
@@ -90,6 +101,9 @@ func printNodes(w io.Writer, r runs.NodesResult) {
 			fmt.Fprintf(w, ", all Ready in %s", round(fromSeconds(r.ReadySeconds)))
 		}
 		fmt.Fprintln(w)
+	}
+	if r.GPUModel == fleet.GPUModelDRA && r.Slices > 0 {
+		fmt.Fprintf(w, "  GPUs as DRA devices (driver %s, DeviceClass %s): %d ResourceSlices published\n", fleet.DRADriver, fleet.DeviceClassGPU, r.Slices)
 	}
 	printRequests(w, r.Requests)
 	for _, profile := range slices.Sorted(maps.Keys(r.OtherProfiles)) {

@@ -82,8 +82,12 @@ func printStatus(w io.Writer, st fleet.Status) {
 	}
 	printEtcd(w, st.Etcd)
 	fmt.Fprintln(w, "\nNodes:")
-	fmt.Fprintf(w, "  %d/%d Ready (%d fake), %d GPUs allocatable, %d allocated\n",
-		st.Nodes.Ready, st.Nodes.Total, st.Nodes.Fake, st.GPUs.Allocatable, st.GPUs.Allocated)
+	dra := ""
+	if st.GPUs.Devices > 0 {
+		dra = fmt.Sprintf(" (%d as DRA devices)", st.GPUs.Devices)
+	}
+	fmt.Fprintf(w, "  %d/%d Ready (%d fake), %d GPUs allocatable%s, %d allocated\n",
+		st.Nodes.Ready, st.Nodes.Total, st.Nodes.Fake, st.GPUs.Allocatable, dra, st.GPUs.Allocated)
 	fmt.Fprintln(w, "\nPods:")
 	if len(st.Pods.Namespaces) == 0 {
 		fmt.Fprintln(w, "  (no GhostFleet workload namespaces yet)")

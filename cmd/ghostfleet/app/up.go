@@ -57,6 +57,7 @@ type upOptions struct {
 	bins           binaryFlags
 	nodes          int
 	gpuProfile     string
+	gpuModel       string
 	profile        string
 	profileSet     bool   // --profile was given: a running fleet must have it
 	profileFile    string // a user's own profile, instead of --profile
@@ -85,6 +86,15 @@ Control-plane profiles (--profile); kube-scheduler reads its settings from a
 KubeSchedulerConfiguration file (--config), the others get flags:
 ` + profileHelp() + `
 
+GPU models (--gpu-model): extended advertises each node's GPUs as the
+extended resource nvidia.com/gpu, as NVIDIA's device plugin does; dra
+publishes them through Dynamic Resource Allocation (resource.k8s.io/v1):
+the DeviceClass gpu.nvidia.com and per node a ResourceSlice of driver
+gpu.nvidia.com with one device per GPU and the attributes NVIDIA's DRA
+driver publishes (productName, architecture, cudaComputeCapability, memory,
+index, uuid…) plus the node's nvlinkDomain and rack; such nodes have no
+nvidia.com/gpu, and workloads ask for GPUs with --claim.
+
 Built-in files: the profiles are fleet/profiles/NAME.yaml and the kwok
 stages fleet/stages/*.yaml in GhostFleet's source, embedded in the binary;
 ` + "`ghostfleet profile show NAME`" + ` prints one (NAME: a profile, or stages) to
@@ -94,6 +104,7 @@ replacing it; on a fleet that is already up they are installed over what
 runs, and stay until ` + "`ghostfleet clean`" + `.`,
 		Example: `  ghostfleet up                         # 1,000 DGX H100 nodes, upstream defaults
   ghostfleet up --profile tuned --nodes 100 --gpu-profile dgx-a100-80gb
+  ghostfleet up --nodes 50 --gpu-model dra   # GPUs as DRA devices: load 100 2 --claim count
   ghostfleet up --binary prometheus=/usr/bin/prometheus
   ghostfleet profile show tuned > mine.yaml && ghostfleet up --profile-file mine.yaml
   ghostfleet up --stage-file slow-pods.yaml`,
@@ -106,6 +117,7 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
 	fs := cmd.Flags()
 	fs.IntVar(&o.nodes, "nodes", 1000, fmt.Sprintf("fake GPU nodes to create (0-%d)", fleet.MaxNodes))
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU server the nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
+	fs.StringVar(&o.gpuModel, "gpu-model", fleet.GPUModelExtended, "how nodes offer their GPUs: extended (nvidia.com/gpu) or dra (a ResourceSlice per node, DeviceClass "+fleet.DeviceClassGPU+"; see GPU models above)")
 	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: "+strings.Join(fleet.ComponentProfileNames(), " or ")+" (listed above)")
 	fs.StringVar(&o.profileFile, "profile-file", "", "control-plane settings from your own ComponentProfile YAML `FILE` (the format of: ghostfleet profile show default)")
 	fs.StringArrayVar(&o.stageFiles, "stage-file", nil, "kwok Stage YAML `FILE` to install besides GhostFleet's stages (one named like a built-in replaces it), repeatable; the built-in ones: ghostfleet profile show stages")
@@ -114,6 +126,7 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
 	fs.BoolVar(&o.dcgm, "dcgm", false, "every node serves dcgm-exporter's GPU series (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE per GPU) for Prometheus; costs a scrape per node every 15s")
 	o.bins.add(fs)
 	_ = cmd.RegisterFlagCompletionFunc("gpu-profile", fixed(fleet.GPUProfileNames()...))
+	_ = cmd.RegisterFlagCompletionFunc("gpu-model", fixed(fleet.GPUModels...))
 	_ = cmd.RegisterFlagCompletionFunc("profile", fixed(fleet.ComponentProfileNames()...))
 	return cmd
 }
@@ -128,6 +141,9 @@ func (o *upOptions) run(ctx context.Context) error {
 	}
 	gpu, err := fleet.LookupGPUProfile(o.gpuProfile)
 	if err != nil {
+		return err
+	}
+	if err := fleet.CheckGPUModel(o.gpuModel); err != nil {
 		return err
 	}
 	profile, err := o.componentProfile()
@@ -184,13 +200,13 @@ func (o *upOptions) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		sr, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: o.nodes, Profile: gpu, WaitReady: true, Report: p.Report})
+		sr, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: o.nodes, Profile: gpu, GPUModel: o.gpuModel, WaitReady: true, Report: p.Report})
 		if err != nil {
 			return fmt.Errorf("the cluster is up but its nodes are not: %w", err)
 		}
 		p.Close()
-		fmt.Fprintf(out, "fleet %q is up: %d %s nodes (%d GPUs), profile %s; nodes created in %s, all Ready in %s\n",
-			o.name, o.nodes, gpu.Name, o.nodes*gpu.GPUs, profile.Name, round(sr.CreateTime), round(sr.ReadyTime))
+		fmt.Fprintf(out, "fleet %q is up: %d %s nodes (%d GPUs as %s), profile %s; nodes created in %s, all Ready in %s\n",
+			o.name, o.nodes, gpu.Name, o.nodes*gpu.GPUs, gpuModelWords(sr.GPUModel), profile.Name, round(sr.CreateTime), round(sr.ReadyTime))
 	} else {
 		p.Close()
 		fmt.Fprintf(out, "fleet %q was stopped and is running again (profile %s)\n", o.name, res.State.Profile)
@@ -216,6 +232,14 @@ func (o *upOptions) componentProfile() (fleet.ComponentProfile, error) {
 		return fleet.ClusterProfile(o.name, st.Profile) // plain `up` on an existing fleet keeps its profile
 	}
 	return fleet.LookupComponentProfile(o.profile)
+}
+
+// gpuModelWords says how a fleet's GPUs are offered, for people.
+func gpuModelWords(model string) string {
+	if model == fleet.GPUModelDRA {
+		return "DRA devices of " + fleet.DRADriver
+	}
+	return fleet.ResourceGPU
 }
 
 func profileHelp() string {
