@@ -30,32 +30,35 @@ func Fleet(ctx context.Context, cs kubernetes.Interface, interval time.Duration)
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(slim))
 	nodes := f.Core().V1().Nodes()
 	pods := f.Core().V1().Pods()
-	var dirty atomic.Bool
-	mark := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { dirty.Store(true) },
-		UpdateFunc: func(any, any) { dirty.Store(true) },
-		DeleteFunc: func(any) { dirty.Store(true) },
-	}
-	if _, err := nodes.Informer().AddEventHandler(mark); err != nil {
+	// Nodes and the devices they publish change rarely; pods and claims
+	// change with every run: each kind has its flag, so a churn rebuilds
+	// only the pods' part of the view (nodeView).
+	var nodesDirty, podsDirty atomic.Bool
+	markNodes, markPods := marker(&nodesDirty), marker(&podsDirty)
+	if _, err := nodes.Informer().AddEventHandler(markNodes); err != nil {
 		return nil, err
 	}
-	if _, err := pods.Informer().AddEventHandler(mark); err != nil {
+	if _, err := pods.Informer().AddEventHandler(markPods); err != nil {
 		return nil, err
 	}
-	devices := func() Devices { return Devices{} }
+	published := func() map[string]int64 { return nil }
+	allocated := func() map[string]int64 { return nil }
 	if servesDRA(cs) {
 		slices := f.Resource().V1().ResourceSlices()
 		claims := f.Resource().V1().ResourceClaims()
-		if _, err := slices.Informer().AddEventHandler(mark); err != nil {
+		if _, err := slices.Informer().AddEventHandler(markNodes); err != nil {
 			return nil, err
 		}
-		if _, err := claims.Informer().AddEventHandler(mark); err != nil {
+		if _, err := claims.Informer().AddEventHandler(markPods); err != nil {
 			return nil, err
 		}
-		devices = func() Devices {
+		published = func() map[string]int64 {
 			ss, _ := slices.Lister().List(labels.Everything())
+			return fleet.SliceGPUs(ss)
+		}
+		allocated = func() map[string]int64 {
 			cl, _ := claims.Lister().List(labels.Everything())
-			return Devices{Published: fleet.SliceGPUs(ss), Allocated: fleet.ClaimGPUs(cl)}
+			return fleet.ClaimGPUs(cl)
 		}
 	}
 	f.Start(ctx.Done())
@@ -66,13 +69,19 @@ func Fleet(ctx context.Context, cs kubernetes.Interface, interval time.Duration)
 		}
 	}
 	out := make(chan FleetView, 1)
-	build := func() FleetView {
-		ns, _ := nodes.Lister().List(labels.Everything())
+	var base nodeView
+	// A flag is cleared before its objects are listed: a change during a
+	// build marks it again and the next tick rebuilds.
+	build := func(first bool) FleetView {
+		if nodesDirty.Swap(false) || first {
+			ns, _ := nodes.Lister().List(labels.Everything())
+			base = buildNodes(ns, published())
+		}
+		podsDirty.Store(false)
 		ps, _ := pods.Lister().List(labels.Everything())
-		return BuildWith(ns, ps, devices(), time.Now())
+		return base.withPods(ps, allocated(), time.Now())
 	}
-	dirty.Store(false) // a change during the first build redraws again
-	out <- build()
+	out <- build(true)
 	go func() {
 		defer close(out)
 		defer f.Shutdown()
@@ -83,10 +92,10 @@ func Fleet(ctx context.Context, cs kubernetes.Interface, interval time.Duration)
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if !dirty.Swap(false) {
+				if !nodesDirty.Load() && !podsDirty.Load() {
 					continue
 				}
-				v := build()
+				v := build(false)
 				select { // replace a view the reader has not taken yet
 				case <-out:
 				default:
@@ -96,6 +105,15 @@ func Fleet(ctx context.Context, cs kubernetes.Interface, interval time.Duration)
 		}
 	}()
 	return out, nil
+}
+
+// marker is an event handler that only sets its flag.
+func marker(dirty *atomic.Bool) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { dirty.Store(true) },
+		UpdateFunc: func(any, any) { dirty.Store(true) },
+		DeleteFunc: func(any) { dirty.Store(true) },
+	}
 }
 
 // slim keeps only what Build reads, so 8,000 pods cost the console little

@@ -128,8 +128,9 @@ func TestFleetSendsViewsOfTheInformers(t *testing.T) {
 		}
 		return FleetView{}
 	}
-	if v := next(); len(v.Nodes) != 4 || v.GPUsUsed != 6 || v.Running != 3 {
-		t.Fatalf("first view: %d nodes, %d GPUs used, %d running", len(v.Nodes), v.GPUsUsed, v.Running)
+	first := next()
+	if len(first.Nodes) != 4 || first.GPUsUsed != 6 || first.Running != 3 {
+		t.Fatalf("first view: %d nodes, %d GPUs used, %d running", len(first.Nodes), first.GPUsUsed, first.Running)
 	}
 	if _, err := cs.CoreV1().Pods("gf-load").Create(ctx, gpuPod("more", nodes[0].Name, 8, corev1.PodRunning), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -141,6 +142,38 @@ func TestFleetSendsViewsOfTheInformers(t *testing.T) {
 			t.Fatalf("GPUs used %d after a new pod, want 14", v.GPUsUsed)
 		default:
 		}
+	}
+	// A node change rebuilds the nodes' part, which a pods-only change
+	// reused; either way the pods' GPUs stay on their nodes.
+	cordoned := nodes[1].DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	if _, err := cs.CoreV1().Nodes().Update(ctx, cordoned, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cell := func(v FleetView, name string) NodeCell {
+		for _, c := range v.Nodes {
+			if c.Name == name {
+				return c
+			}
+		}
+		return NodeCell{}
+	}
+	for v := next(); !cell(v, cordoned.Name).Cordoned; v = next() {
+		select {
+		case <-deadline:
+			t.Fatalf("node %s not cordoned in the view", cordoned.Name)
+		default:
+		}
+		if v.GPUsUsed != 14 || cell(v, nodes[0].Name).Used != cell(first, nodes[0].Name).Used+8 {
+			t.Fatalf("after the node change: %d GPUs used, %d on %s", v.GPUsUsed, cell(v, nodes[0].Name).Used, nodes[0].Name)
+		}
+	}
+	var used int64
+	for _, c := range first.Nodes {
+		used += c.Used
+	}
+	if used != 6 {
+		t.Errorf("a later view changed the first view's cells: %d GPUs used in them, want 6", used)
 	}
 	cancel()
 	for range views { // drains, then ends: the channel closes

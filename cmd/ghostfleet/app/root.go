@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"regexp"
 	"syscall"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -76,7 +75,7 @@ choose another.`,
 		SilenceErrors: true,
 	}
 	// `ghostfleet` alone opens the console.
-	console := &consoleOptions{globals: g, refresh: 500 * time.Millisecond}
+	console := &consoleOptions{globals: g, refresh: consoleRefresh}
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return console.run(cmd.Context()) }
 	root.SetOut(streams.Out)
