@@ -167,6 +167,22 @@ func CreateClaimTemplate(ctx context.Context, cs kubernetes.Interface, ns string
 	return nil
 }
 
+// fleetClaim settles the claim a workload runs with: the one asked for,
+// or on a fleet whose GPUs are all DRA devices count; then checks it
+// (checkClaim) and returns the GPUs it draws from, free and the most on
+// one node.
+func fleetClaim(claim *string, gpus int, c Capacity, allowUnschedulable bool) (free, maxNode int64, err error) {
+	if *claim == "" && c.TotalGPUs == 0 && c.Devices > 0 {
+		*claim = ClaimCount
+	}
+	parsed, err := ParseClaim(*claim)
+	if err != nil {
+		return 0, 0, err
+	}
+	_, free, maxNode, err = checkClaim(parsed, gpus, c, allowUnschedulable)
+	return free, maxNode, err
+}
+
 // checkClaim holds a claim against what the fleet offers: a DRA claim
 // needs devices, nvidia.com/gpu needs the extended resource, and a claim
 // no node could ever satisfy (more GPUs than a node has, a product no

@@ -171,3 +171,19 @@ func TestCreateClaimTemplate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestTrainValidateClaims(t *testing.T) {
+	dra := Capacity{FakeNodes: 10, Devices: 80, FreeDevices: 80, MaxNodeDevices: 8}
+	o := TrainOptions{Jobs: 2, PodsPerJob: 2, GPUsPerPod: 8, Namespace: "gf-train", Timeout: 1}
+	if _, err := o.Validate(dra); err != nil || o.Claim != ClaimCount {
+		t.Errorf("dra fleet: claim %q, %v; want count", o.Claim, err)
+	}
+	o.Claim, o.GPUsPerPod = "nvlink", 16
+	if _, err := o.Validate(dra); err == nil || !strings.Contains(err.Error(), "GPUs per pod 16 is out of range: allowed are 1-8") {
+		t.Errorf("16 of 8: %v", err)
+	}
+	o.Claim, o.GPUsPerPod = "count", 8
+	if _, err := o.Validate(Capacity{FakeNodes: 10, TotalGPUs: 80, FreeGPUs: 80, MaxNodeGPUs: 8}); err == nil || !strings.Contains(err.Error(), "no GPU devices") {
+		t.Errorf("claim on an extended fleet: %v", err)
+	}
+}

@@ -104,11 +104,7 @@ func (o *LoadOptions) Validate(c Capacity, allowUnschedulable bool) (warnings []
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	if o.Claim == "" && c.TotalGPUs == 0 && c.Devices > 0 {
-		o.Claim = ClaimCount // a fleet of DRA nodes: its GPUs are devices
-	}
-	claim, _ := ParseClaim(o.Claim)
-	_, free, maxNode, err := checkClaim(claim, o.GPUs, c, allowUnschedulable)
+	free, maxNode, err := fleetClaim(&o.Claim, o.GPUs, c, allowUnschedulable)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,10 @@ type TrainOptions struct {
 	Timeout    time.Duration `json:"timeout"`
 	// Stall ends the run when no pod was bound or started for this long:
 	// the jobs still waiting will not start.
-	Stall  time.Duration `json:"stall"`
+	Stall time.Duration `json:"stall"`
+	// Claim is how pods ask for their GPUs, as LoadOptions.Claim: every
+	// job's pods share one ResourceClaimTemplate, each pod its own claim.
+	Claim  string        `json:"claim,omitempty"`
 	Report progress.Func `json:"-"`
 }
 
@@ -39,12 +42,16 @@ func (o *TrainOptions) Validate(c Capacity) (warnings []string, err error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	if int64(o.GPUsPerPod) > c.MaxNodeGPUs {
-		return nil, fmt.Errorf("GPUs per pod %d is out of range: allowed are 1-%d (the largest node)", o.GPUsPerPod, c.MaxNodeGPUs)
+	free, maxNode, err := fleetClaim(&o.Claim, o.GPUsPerPod, c, false)
+	if err != nil {
+		return nil, err
 	}
-	if need := int64(o.Jobs * o.PodsPerJob * o.GPUsPerPod); need > c.FreeGPUs {
+	if int64(o.GPUsPerPod) > maxNode {
+		return nil, fmt.Errorf("GPUs per pod %d is out of range: allowed are 1-%d (the largest node)", o.GPUsPerPod, maxNode)
+	}
+	if need := int64(o.Jobs * o.PodsPerJob * o.GPUsPerPod); need > free {
 		warnings = append(warnings, fmt.Sprintf("%d jobs × %d pods × %d GPUs need %d GPUs; %d are free: not every job can start, and without gang scheduling the ones that start partly hold GPUs they cannot use",
-			o.Jobs, o.PodsPerJob, o.GPUsPerPod, need, c.FreeGPUs))
+			o.Jobs, o.PodsPerJob, o.GPUsPerPod, need, free))
 	}
 	return warnings, nil
 }
@@ -63,6 +70,9 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
 	case o.Stall < 0:
 		return fmt.Errorf("stall %s is out of range: it must be 0 (never) or more", o.Stall)
+	}
+	if _, err := ParseClaim(o.Claim); err != nil {
+		return err
 	}
 	if o.Report == nil {
 		o.Report = progress.Discard
@@ -105,6 +115,14 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	if err != nil {
 		return res, rec, err
 	}
+	claim, _ := ParseClaim(opts.Claim)
+	if claim.DRA() {
+		t := claim.Template(opts.RunID, opts.GPUsPerPod, map[string]string{LabelRun: opts.RunID})
+		if err := CreateClaimTemplate(ctx, clients.Admin, opts.Namespace, t); err != nil {
+			r.tracker.Stop()
+			return res, rec, err
+		}
+	}
 	tracker := r.tracker
 	defer tracker.Stop()
 
@@ -116,6 +134,9 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		Spec:       PodSpec(opts.GPUsPerPod),
 	}
 	p.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if claim.DRA() {
+		p.Spec = WithClaim(p.Spec, opts.RunID)
+	}
 	indexed := batchv1.IndexedCompletion
 	var firstErr error
 	for j := 0; j < opts.Jobs; j++ {

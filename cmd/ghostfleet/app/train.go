@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
 
 type trainOptions struct {
@@ -29,9 +31,14 @@ started jobs — the waste that gang scheduling exists to prevent (the
 default kube-scheduler has no gang scheduling: each pod is placed alone).
 
 The run ends when every job runs, after --stall without progress, or at
---timeout; the jobs stay until ` + "`ghostfleet unload`" + `.`,
+--timeout; the jobs stay until ` + "`ghostfleet unload`" + `.
+
+On a fleet up with --gpu-model dra the pods ask for their GPUs through a
+ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
+GPUs of one NVLink domain).`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
-  ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly`,
+  ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
+  ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
@@ -40,6 +47,7 @@ The run ends when every job runs, after --stall without progress, or at
 	fs.IntVar(&o.PodsPerJob, "pods-per-job", o.PodsPerJob, "pods (workers) per job")
 	fs.IntVar(&o.GPUsPerPod, "gpus-per-pod", o.GPUsPerPod, "GPUs per pod")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace")
+	fs.StringVar(&o.Claim, "claim", "", "how pods ask for GPUs: "+strings.Join(workload.ClaimModes, ", ")+" (as load --claim; default: as the fleet offers them)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
 	fs.DurationVar(&o.Stall, "stall", o.Stall, "end when no pod was bound or started for this long (0: never)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
