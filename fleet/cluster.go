@@ -41,6 +41,8 @@ type State struct {
 	PrometheusPort int               `json:"prometheusPort"`
 	Versions       binaries.Versions `json:"versions"`
 	Created        time.Time         `json:"created"`
+	// MetricsServer is set on fleets that run metrics-server.
+	MetricsServer bool `json:"metricsServer,omitempty"`
 }
 
 // PrometheusURL is where the cluster's Prometheus answers.
@@ -99,7 +101,11 @@ type UpOptions struct {
 	// GhostFleet's, or replacing those of the same name, at creation;
 	// installed over what runs on a fleet that is already up.
 	Stages []*v1alpha1.Stage
-	Report progress.Func
+	// MetricsServer runs metrics-server (Binaries must then resolve
+	// binaries.MetricsServer) and serves metrics.k8s.io from the pods'
+	// emulated usage (see InstallMetricsServer).
+	MetricsServer bool
+	Report        progress.Func
 }
 
 // ErrProfileMismatch is returned when a running fleet has another profile.
@@ -161,7 +167,7 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	}
 
 	state := State{Name: opts.Name, Profile: opts.Profile.Name, PrometheusPort: opts.PrometheusPort,
-		Versions: opts.Versions, Created: time.Now().UTC()}
+		MetricsServer: opts.MetricsServer, Versions: opts.Versions, Created: time.Now().UTC()}
 	done := progress.Step(report, "create", "creating cluster "+opts.Name+" (kwok binary runtime, profile "+opts.Profile.Name+")", 20*time.Second)
 	err = kwokctl(ctx, report, func(ctx context.Context) error {
 		conf := config.GetKwokctlConfiguration(ctx)
@@ -175,6 +181,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		o.KwokControllerBinary = set.Path(binaries.Kwok)
 		o.PrometheusBinary = set.Path(binaries.Prometheus)
 		o.PrometheusPort = uint32(opts.PrometheusPort)
+		if opts.MetricsServer {
+			enableMetricsServer(o, set.Path(binaries.MetricsServer))
+		}
 		if q := opts.Profile.Etcd.QuotaBackendBytes; q > 0 {
 			o.EtcdQuotaBackendSize = strconv.FormatInt(q, 10)
 		}
@@ -234,13 +243,32 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	if err := WaitReady(ctx, opts.Name, state, report); err != nil {
 		return UpResult{State: state}, err
 	}
+	if opts.MetricsServer {
+		if err := InstallMetricsServer(ctx, opts.Name, report); err != nil {
+			return UpResult{State: state}, err
+		}
+	}
 	return UpResult{State: state}, nil
+}
+
+// enableMetricsServer has kwokctl run metrics-server from binary. Its
+// manifest (kwokctl would download metrics-server's components.yaml) is
+// left out: InstallMetricsServer installs the APIService itself.
+func enableMetricsServer(o *internalversion.KwokctlConfigurationOptions, binary string) {
+	if !slices.Contains(o.Enable, binaries.MetricsServer) {
+		o.Enable = append(o.Enable, binaries.MetricsServer)
+	}
+	o.MetricsServerBinary = binary
+	o.MetricsServerManifests = nil
 }
 
 func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult, error) {
 	state, err := LoadState(opts.Name)
 	if err != nil {
 		return UpResult{}, fmt.Errorf("cluster %s exists but was not created by GhostFleet (%v): remove it with `ghostfleet clean --name %s`", opts.Name, err, opts.Name)
+	}
+	if opts.MetricsServer && !state.MetricsServer {
+		return UpResult{State: state}, fmt.Errorf("fleet %s is up without metrics-server, which kwokctl cannot add to a running cluster: run `ghostfleet clean --name %s` and then `ghostfleet up --metrics-server`", opts.Name, opts.Name)
 	}
 	if state.Profile != opts.Profile.Name {
 		return UpResult{State: state}, fmt.Errorf("%w: fleet %s is up with profile %q, not %q: run `ghostfleet clean` and then `ghostfleet up --profile %s`",

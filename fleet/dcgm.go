@@ -19,9 +19,6 @@ const (
 	// DCGMMetricName names the Metric resource; its path holds the node.
 	DCGMMetricName = "ghostfleet-dcgm"
 	DCGMPath       = "/metrics/nodes/{nodeName}/metrics/dcgm"
-	// gpuUsageName is the ClusterResourceUsage that counts the GPUs the
-	// running pods of a node hold, which the DCGM series derive from.
-	gpuUsageName = "ghostfleet-gpu-usage"
 )
 
 // DCGM series, as dcgm-exporter names them.
@@ -30,23 +27,6 @@ const (
 	DCGMFBUsed  = "DCGM_FI_DEV_FB_USED"  // MiB
 	DCGMFBFree  = "DCGM_FI_DEV_FB_FREE"  // MiB
 )
-
-// GPUUsage is the ClusterResourceUsage that gives every running
-// container the nvidia.com/gpu it holds as its usage, so that
-// node.Usage("nvidia.com/gpu") is the number of busy GPUs of a node.
-func GPUUsage() *v1alpha1.ClusterResourceUsage {
-	expr := `pod.status.phase == "Running" && "` + ResourceGPU + `" in container.resources.limits
-  ? container.resources.limits["` + ResourceGPU + `"]
-  : Quantity("0")`
-	u := &v1alpha1.ClusterResourceUsage{
-		ObjectMeta: metav1.ObjectMeta{Name: gpuUsageName},
-		Spec: v1alpha1.ClusterResourceUsageSpec{Usages: []v1alpha1.ResourceUsageContainer{{
-			Usage: map[string]v1alpha1.ResourceUsageValue{ResourceGPU: {Expression: &expr}},
-		}}},
-	}
-	u.APIVersion, u.Kind = v1alpha1.GroupVersion.String(), v1alpha1.ClusterResourceUsageKind
-	return u
-}
 
 // DCGMMetric is the Metric resource with dcgm-exporter's series for gpus
 // GPUs a node: GPU i is busy while the node's running pods hold more than
@@ -82,23 +62,20 @@ func DCGMMetric(gpus int) *v1alpha1.Metric {
 	return m
 }
 
-// InstallDCGM creates (or replaces) the GPU usage and DCGM Metric
-// resources for nodes of gpus GPUs.
+// InstallDCGM creates (or replaces) the usage (Usage: the GPUs the
+// running pods of a node hold, which the series derive from) and the DCGM
+// Metric resource for nodes of gpus GPUs.
 func InstallDCGM(ctx context.Context, cs kwokclient.Interface, gpus int) error {
-	u := GPUUsage()
-	_, err := cs.KwokV1alpha1().ClusterResourceUsages().Create(ctx, u, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		var cur *v1alpha1.ClusterResourceUsage
-		if cur, err = cs.KwokV1alpha1().ClusterResourceUsages().Get(ctx, u.Name, metav1.GetOptions{}); err == nil {
-			u.ResourceVersion = cur.ResourceVersion
-			_, err = cs.KwokV1alpha1().ClusterResourceUsages().Update(ctx, u, metav1.UpdateOptions{})
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("installing kwok ClusterResourceUsage %s: %w", u.Name, err)
+	if err := InstallUsage(ctx, cs); err != nil {
+		return err
 	}
 	m := DCGMMetric(gpus)
-	_, err = cs.KwokV1alpha1().Metrics().Create(ctx, m, metav1.CreateOptions{})
+	return applyMetric(ctx, cs, m)
+}
+
+// applyMetric creates the kwok Metric resource m, or replaces it.
+func applyMetric(ctx context.Context, cs kwokclient.Interface, m *v1alpha1.Metric) error {
+	_, err := cs.KwokV1alpha1().Metrics().Create(ctx, m, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		var cur *v1alpha1.Metric
 		if cur, err = cs.KwokV1alpha1().Metrics().Get(ctx, m.Name, metav1.GetOptions{}); err == nil {

@@ -69,7 +69,7 @@ func TestDCGMSeriesFollowTheNodesGPUs(t *testing.T) {
 	}
 
 	// The usage: a running pod's container holds its GPU limit.
-	u := GPUUsage().Spec.Usages[0].Usage[ResourceGPU]
+	u := Usage().Spec.Usages[0].Usage[ResourceGPU]
 	uev, err := env.Compile(*u.Expression)
 	if err != nil {
 		t.Fatal(err)

@@ -105,6 +105,7 @@ func NewNode(p GPUProfile, i int) *corev1.Node {
 			Annotations: map[string]string{
 				AnnotationFake:                 "fake",
 				"node.alpha.kubernetes.io/ttl": "0",
+				AnnotationResourceMetricsPath:  ResourceMetricsPath(name),
 			},
 		},
 		Spec: corev1.NodeSpec{

@@ -2,11 +2,12 @@
 # Regenerates the pinned build modules in fleet/binaries/modules from four
 # versions: Kubernetes (every k8s.io staging module is replaced with the
 # matching v0.MINOR.PATCH, the list taken from k8s.io/kubernetes's own
-# go.mod), etcd, kwok and Prometheus's Go module version.
-#   hack/pin-versions.sh v1.36.3 v3.6.16 v0.8.0 v0.316.0
+# go.mod), etcd, kwok and Prometheus's Go module version; a fifth, optional,
+# pins metrics-server (its own module, built only for up --metrics-server).
+#   hack/pin-versions.sh v1.36.3 v3.6.16 v0.8.0 v0.316.0 [v0.8.0]
 set -euo pipefail
-[ $# -eq 4 ] || { echo "usage: $0 K8S_VERSION ETCD_VERSION KWOK_VERSION PROMETHEUS_MODULE_VERSION" >&2; exit 2; }
-k8s=$1 etcd=$2 kwok=$3 prom=$4
+[ $# -eq 4 ] || [ $# -eq 5 ] || { echo "usage: $0 K8S_VERSION ETCD_VERSION KWOK_VERSION PROMETHEUS_MODULE_VERSION [METRICS_SERVER_VERSION]" >&2; exit 2; }
+k8s=$1 etcd=$2 kwok=$3 prom=$4 ms=${5:-}
 staging="v0.${k8s#v1.}"
 out="$(cd "$(dirname "$0")/.." && pwd)/fleet/binaries/modules"
 work=$(mktemp -d)
@@ -14,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 export GOWORK=off GOFLAGS=-mod=mod
 
 kdir=$(cd "$work" && go mod download -json "k8s.io/kubernetes@$k8s" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
-mkdir "$work/cp" "$work/prom"
+mkdir "$work/cp" "$work/prom" "$work/ms"
 
 cd "$work/cp"
 printf 'module ghostfleet.local/controlplane\n\ngo 1.26.0\n\nreplace (\n' > go.mod
@@ -47,5 +48,15 @@ printf '//go:build tools\n\npackage prometheus\n\nimport _ "github.com/prometheu
 go mod edit -require="github.com/prometheus/prometheus@$prom"
 go mod tidy
 cp go.mod "$out/prometheus.mod"; cp go.sum "$out/prometheus.sum"
+
+if [ -n "$ms" ]; then
+  cd "$work/ms"
+  printf 'module ghostfleet.local/metricsserver\n\ngo 1.26.0\n' > go.mod
+  printf '//go:build tools\n\npackage metricsserver\n\nimport _ "sigs.k8s.io/metrics-server/cmd/metrics-server"\n' > tools.go
+  go mod edit -require="sigs.k8s.io/metrics-server@$ms"
+  go mod tidy
+  cp go.mod "$out/metricsserver.mod"; cp go.sum "$out/metricsserver.sum"
+  echo "pinned: metrics-server $ms"
+fi
 echo "pinned: kubernetes $k8s (staging $staging), etcd $etcd, kwok $kwok, prometheus module $prom"
 echo "run 'go test ./fleet/binaries' and 'ghostfleet check'; the cache folder name changes with the versions"

@@ -20,8 +20,9 @@ type Binary struct {
 
 // Build modules.
 const (
-	moduleControlPlane = "controlplane"
-	modulePrometheus   = "prometheus"
+	moduleControlPlane  = "controlplane"
+	modulePrometheus    = "prometheus"
+	moduleMetricsServer = "metricsserver"
 )
 
 // Component names as kwokctl spells them.
@@ -35,6 +36,7 @@ const (
 	Kwok                  = "kwok"
 	Kwokctl               = "kwokctl"
 	Prometheus            = "prometheus"
+	MetricsServer         = "metrics-server"
 )
 
 func kubeLDFlags(v Versions) string {
@@ -65,6 +67,18 @@ func prometheusLDFlags(v Versions) string {
 		" -X " + pkg + ".Branch=HEAD -X " + pkg + ".BuildUser=ghostfleet"
 }
 
+// metricsServerLDFlags stamp the version where metrics-server's Makefile
+// does (it prints client-go's version for --version, which kwokctl reads).
+func metricsServerLDFlags(v Versions) string {
+	const pkg = "k8s.io/client-go/pkg/version"
+	major, minor := "0", ""
+	if parts := strings.Split(strings.TrimPrefix(v.MetricsServer, "v"), "."); len(parts) >= 2 {
+		major, minor = parts[0], parts[1]
+	}
+	return "-s -w -X " + pkg + ".gitVersion=" + v.MetricsServer + " -X " + pkg + ".gitMajor=" + major +
+		" -X " + pkg + ".gitMinor=" + minor + " -X " + pkg + ".gitTreeState=clean"
+}
+
 // All lists every binary in build order: the apiserver first, because it
 // compiles most of what the scheduler and controller-manager share.
 var All = []Binary{
@@ -79,15 +93,17 @@ var All = []Binary{
 }
 
 // OnDemand lists binaries only some commands need, built the first time
-// one of them runs (not by `up`): etcdutl restores etcd snapshots (etcd
-// 3.6 moved `snapshot restore` out of etcdctl).
+// one of them runs (not by a plain `up`): etcdutl restores etcd snapshots
+// (etcd 3.6 moved `snapshot restore` out of etcdctl); metrics-server runs
+// on fleets brought up with --metrics-server.
 var OnDemand = []Binary{
 	{Name: Etcdutl, module: moduleControlPlane, pkg: "go.etcd.io/etcd/etcdutl/v3", ldflags: plainLDFlags, Typical: 30 * time.Second},
+	{Name: MetricsServer, module: moduleMetricsServer, pkg: "sigs.k8s.io/metrics-server/cmd/metrics-server", ldflags: metricsServerLDFlags, Typical: 2 * time.Minute},
 }
 
-// Lookup returns the binary called name.
+// Lookup returns the binary called name (of All or OnDemand).
 func Lookup(name string) (Binary, error) {
-	for _, b := range All {
+	for _, b := range append(All[:len(All):len(All)], OnDemand...) {
 		if b.Name == name {
 			return b, nil
 		}
@@ -95,11 +111,11 @@ func Lookup(name string) (Binary, error) {
 	return Binary{}, fmt.Errorf("unknown binary %q: allowed are %s", name, strings.Join(Names(), ", "))
 }
 
-// Names lists the names of All.
+// Names lists the names of All, then of OnDemand.
 func Names() []string {
-	names := make([]string, len(All))
-	for i, b := range All {
-		names[i] = b.Name
+	var names []string
+	for _, b := range append(All[:len(All):len(All)], OnDemand...) {
+		names = append(names, b.Name)
 	}
 	return names
 }
@@ -119,6 +135,8 @@ func (v Versions) VersionOf(name string) string {
 		return v.Kwok
 	case Prometheus:
 		return v.Prometheus
+	case MetricsServer:
+		return v.MetricsServer
 	default:
 		return v.Kubernetes
 	}

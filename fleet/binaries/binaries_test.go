@@ -18,6 +18,7 @@ func TestPinnedVersionsComeFromTheModules(t *testing.T) {
 		{"etcd", v.Etcd, "v3.6."},
 		{"kwok", v.Kwok, "v0.8."},
 		{"prometheus", v.Prometheus, "v3."},
+		{"metrics-server", v.MetricsServer, "v0.8."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,5 +258,52 @@ func TestFailedBuildLeavesNothingInTheCache(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(r.CacheDir()); len(entries) != 0 {
 		t.Errorf("cache holds %d entries after a failed build", len(entries))
+	}
+}
+
+// metrics-server is built only when asked for (Also), into a folder named
+// after its own version: the control plane's cache folder, named after
+// the version set, does not change with it.
+func TestMetricsServerIsBuiltOnDemandOutsideTheVersionSet(t *testing.T) {
+	dir := t.TempDir()
+	goBin := filepath.Join(dir, "go")
+	logFile := filepath.Join(dir, "calls")
+	writeExec(t, goBin, `echo "$PWD $*" >> `+logFile+`
+while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then printf '#!/bin/sh\n' > "$2"; chmod +x "$2"; fi; shift; done`)
+	r := &Resolver{Versions: Pinned(), CacheRoot: filepath.Join(dir, "cache"), GoBinary: goBin, Getenv: func(string) string { return "" }}
+	for _, b := range All {
+		writeExec(t, filepath.Join(r.CacheDir(), b.Name), "")
+	}
+	set, err := r.Resolve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := set[MetricsServer]; ok {
+		t.Error("metrics-server resolved without being asked for")
+	}
+	ms, err := Lookup(MetricsServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Also = []Binary{ms}
+	set, err = r.Resolve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(r.CacheRoot, "metrics-server-"+r.Versions.MetricsServer, "metrics-server")
+	if got := set[MetricsServer]; got.Path != want || got.Source != SourceBuilt {
+		t.Errorf("metrics-server = %+v, want built at %s", got, want)
+	}
+	calls, _ := os.ReadFile(logFile)
+	if !strings.Contains(string(calls), "k8s.io/client-go/pkg/version.gitVersion="+r.Versions.MetricsServer) ||
+		!strings.Contains(string(calls), "sigs.k8s.io/metrics-server/cmd/metrics-server") || strings.Count(string(calls), "\n") != 1 {
+		t.Errorf("builds:\n%s\nwant one, of metrics-server, stamped with its version", calls)
+	}
+	if strings.Contains(r.Versions.SetName(), "metrics") {
+		t.Errorf("SetName %s names metrics-server: pinning it would rebuild the control plane", r.Versions.SetName())
+	}
+	set, err = r.Resolve(context.Background())
+	if err != nil || set[MetricsServer].Source != SourceCache {
+		t.Errorf("second resolve: %+v, %v; want the cached build", set[MetricsServer], err)
 	}
 }

@@ -52,6 +52,9 @@ type Resolver struct {
 	// GoBinary is the go command used to build; "go" from PATH when empty.
 	GoBinary string
 	Report   progress.Func
+	// Also are binaries of OnDemand that Find and Resolve treat like
+	// those of All, e.g. metrics-server for a fleet that runs it.
+	Also []Binary
 }
 
 // DefaultCacheRoot is $XDG_CACHE_HOME/ghostfleet/bin (or ~/.cache/...).
@@ -90,7 +93,7 @@ func (r *Resolver) Find() (found Set, missing []Binary, err error) {
 		}
 	}
 	found = Set{}
-	for _, b := range All {
+	for _, b := range append(All[:len(All):len(All)], r.Also...) {
 		res, ok, err := r.find(b)
 		if err != nil {
 			return nil, nil, err
@@ -117,7 +120,7 @@ func (r *Resolver) find(b Binary) (Resolved, bool, error) {
 		}
 		return Resolved{Binary: b, Path: p, Source: SourceEnv}, true, nil
 	}
-	p := filepath.Join(r.CacheDir(), b.Name)
+	p := r.cachePath(b)
 	if executable(p) == nil {
 		return Resolved{Binary: b, Path: p, Source: SourceCache}, true, nil
 	}
@@ -197,10 +200,24 @@ func (r *Resolver) goBinary() (string, error) {
 
 // moduleFiles returns the go.mod and go.sum of a build module.
 func moduleFiles(module string) (mod, sum []byte) {
-	if module == modulePrometheus {
+	switch module {
+	case modulePrometheus:
 		return prometheusMod, prometheusSum
+	case moduleMetricsServer:
+		return metricsServerMod, metricsServerSum
 	}
 	return controlPlaneMod, controlPlaneSum
+}
+
+// cachePath is where the binary b is cached: in the version set's folder,
+// except a binary pinned by a module of its own outside that set
+// (metrics-server), which has a folder named after its own version, so
+// that neither version change rebuilds the other.
+func (r *Resolver) cachePath(b Binary) string {
+	if b.module == moduleMetricsServer {
+		return filepath.Join(r.CacheRoot, b.Name+"-"+r.Versions.VersionOf(b.Name), b.Name)
+	}
+	return filepath.Join(r.CacheDir(), b.Name)
 }
 
 // build compiles one binary into the cache. The output is written under a
@@ -219,10 +236,10 @@ func (r *Resolver) build(ctx context.Context, goBin string, b Binary, n, total i
 	if err := os.WriteFile(filepath.Join(src, "go.sum"), sum, 0o644); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(r.CacheDir(), 0o755); err != nil {
+	out := r.cachePath(b)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", err
 	}
-	out := filepath.Join(r.CacheDir(), b.Name)
 	tmp := out + ".building"
 
 	done := progress.Step(r.report, "build "+b.Name,

@@ -21,6 +21,10 @@ var (
 	prometheusMod []byte
 	//go:embed modules/prometheus.sum
 	prometheusSum []byte
+	//go:embed modules/metricsserver.mod
+	metricsServerMod []byte
+	//go:embed modules/metricsserver.sum
+	metricsServerSum []byte
 )
 
 // Versions is the set of component versions GhostFleet runs.
@@ -29,6 +33,11 @@ type Versions struct {
 	Etcd       string `json:"etcd"`       // v3.6.16
 	Kwok       string `json:"kwok"`       // v0.8.0
 	Prometheus string `json:"prometheus"` // v3.16.0 (module v0.316.0)
+	// MetricsServer is built only for fleets that run it (up
+	// --metrics-server) and is cached in a folder of its own (see
+	// Resolver.cachePath), so it is not part of SetName: pinning it
+	// never invalidates the control plane's cache.
+	MetricsServer string `json:"metricsServer,omitempty"` // v0.8.0
 }
 
 // SetName names the version set; it keys the binary cache so that a version
@@ -40,9 +49,15 @@ func (v Versions) SetName() string {
 // Pinned returns the versions pinned by the embedded build modules.
 func Pinned() Versions {
 	v, err := parseVersions(controlPlaneMod, prometheusMod)
-	if err != nil {
+	if err == nil {
+		var ms map[string]string
+		if ms, err = requires("metricsserver.mod", metricsServerMod); err == nil {
+			v.MetricsServer = ms["sigs.k8s.io/metrics-server"]
+		}
+	}
+	if err != nil || v.MetricsServer == "" {
 		// The modules are embedded at compile time and covered by tests.
-		panic(err)
+		panic(fmt.Sprintf("pinned modules: %v (metrics-server %q)", err, v.MetricsServer))
 	}
 	return v
 }

@@ -65,6 +65,7 @@ type upOptions struct {
 	prometheusPort int
 	verbose        bool
 	dcgm           bool
+	metricsServer  bool
 }
 
 func newUpCommand(g *globals) *cobra.Command {
@@ -123,6 +124,7 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
 	fs.StringArrayVar(&o.stageFiles, "stage-file", nil, "kwok Stage YAML `FILE` to install besides GhostFleet's stages (one named like a built-in replaces it), repeatable; the built-in ones: ghostfleet profile show stages")
 	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
+	fs.BoolVar(&o.metricsServer, "metrics-server", false, "run metrics-server (built from its pinned module on first use) serving metrics.k8s.io from every pod's emulated CPU and memory usage: kubectl top, HPAs, `ghostfleet usage set`")
 	fs.BoolVar(&o.dcgm, "dcgm", false, "every node serves dcgm-exporter's GPU series (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE per GPU) for Prometheus; costs a scrape per node every 15s")
 	o.bins.add(fs)
 	_ = cmd.RegisterFlagCompletionFunc("gpu-profile", fixed(fleet.GPUProfileNames()...))
@@ -169,9 +171,14 @@ func (o *upOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.metricsServer {
+		ms, _ := binaries.Lookup(binaries.MetricsServer)
+		r.Also = append(r.Also, ms)
+	}
 	res, err := fleet.Up(ctx, fleet.UpOptions{
 		Name: o.name, Profile: profile, PrometheusPort: o.prometheusPort,
 		Binaries: r.Resolve, Versions: r.Versions, Stages: stages, Report: p.Report,
+		MetricsServer: o.metricsServer,
 	})
 	if err != nil {
 		return err
@@ -272,6 +279,9 @@ func printAccess(out interface{ Write([]byte) (int, error) }, t fleet.Target, s 
 	fmt.Fprintf(out, "  kubeconfig: %s\n", t.Kubeconfig)
 	fmt.Fprintf(out, "  prometheus: %s\n", s.PrometheusURL())
 	fmt.Fprintf(out, "  try:        kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", t.Kubeconfig)
+	if s.MetricsServer {
+		fmt.Fprintf(out, "              kubectl --kubeconfig %s top nodes  (metrics-server: first figures ~30 s after a pod starts)\n", t.Kubeconfig)
+	}
 }
 
 func fixed(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
