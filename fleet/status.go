@@ -124,7 +124,7 @@ func GetStatus(ctx context.Context, t Target, prometheusURL string) (Status, err
 		apiserver.Detail = "/readyz: " + string(body)
 	}
 	if t.Attached() {
-		st.Components = []ComponentHealth{apiserver}
+		st.Components = append([]ComponentHealth{apiserver}, AttachedComponents(t)...)
 	} else {
 		st.Components = ownComponents(ctx, t.Name, apiserver, st.Prometheus)
 		if space, err := EtcdStatus(ctx, t.Name); err == nil {

@@ -35,6 +35,16 @@ func attachedWrite(ctx context.Context, env Env, cs kubernetes.Interface, what s
 			return fmt.Errorf("checking the nodes of %s before %s: %w", where, what, err)
 		}
 		if len(real) > 0 && !env.RealCluster {
+			ok, err := preparedSeparates(ctx, cs)
+			if err != nil {
+				return fmt.Errorf("checking the nodes of %s before %s: %w", where, what, err)
+			}
+			if ok {
+				env.warn("%s on %s: its %d real nodes (%s) are left alone: GhostFleet attached it, its pods select %s=kwok nodes, none of them real, and faults pick GhostFleet's fake nodes only",
+					what, where, len(real), sample(real, 3), fleet.LabelType)
+				env.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("about to change attached cluster %s: %s", where, what)})
+				return nil
+			}
 			return fmt.Errorf("refusing to %s on %s: %d of its %d nodes are not kwok fake nodes (%s); pass %s to go ahead anyway",
 				what, where, len(real), total, sample(real, 3), ConsentFlag)
 		}
@@ -91,4 +101,24 @@ func sample(names []string, n int) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+// preparedSeparates says whether an attached cluster keeps GhostFleet's
+// work off its real nodes: GhostFleet attached it (its record is there)
+// and no real node carries the label GhostFleet's pods select
+// (type=kwok), so a load cannot land on one whatever the taints.
+func preparedSeparates(ctx context.Context, cs kubernetes.Interface) (bool, error) {
+	if _, ok, err := fleet.ReadAttachment(ctx, cs); err != nil || !ok {
+		return false, err
+	}
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelType + "=kwok"})
+	if err != nil {
+		return false, err
+	}
+	for _, n := range list.Items {
+		if n.Annotations[fleet.AnnotationFake] != "fake" {
+			return false, nil
+		}
+	}
+	return true, nil
 }

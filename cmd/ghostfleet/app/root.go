@@ -85,7 +85,7 @@ choose another.`,
 	pf.StringVar(&g.name, "name", envOr("GHOSTFLEET_CLUSTER", fleet.DefaultClusterName), "name of GhostFleet's cluster (env GHOSTFLEET_CLUSTER)")
 	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "attach to the cluster of this kubeconfig instead of GhostFleet's own ($KUBECONFIG is never used)")
 	pf.StringVar(&g.context, "context", "", "kubeconfig context to use with --kubeconfig")
-	pf.BoolVar(&g.realOK, "i-know-this-is-real", false, "with --kubeconfig: load or fault a cluster even though some of its nodes are not kwok fake nodes")
+	pf.BoolVar(&g.realOK, "i-know-this-is-real", false, "with --kubeconfig: consent to attach to the cluster, and to load or fault one whose real nodes GhostFleet cannot keep its work off")
 	pf.StringVar(&g.resultsDir, "results-dir", record.DefaultRoot(), "where runs are written and read (env "+record.RootEnv+"; outside a GhostFleet checkout: ~/.local/share/ghostfleet/results)")
 
 	// "load -3 1" reaches pflag as a shorthand flag -3; name the value
@@ -103,6 +103,8 @@ choose another.`,
 		newConsoleCommand(g),
 		newDemoCommand(g),
 		newUpCommand(g),
+		newAttachCommand(g),
+		newDetachCommand(g),
 		newCheckCommand(g),
 		newNodesCommand(g),
 		newStatusCommand(g),

@@ -1,0 +1,289 @@
+package fleet
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// The kwok controller of an attached cluster runs on this machine, as a
+// process of its own that outlives the command that started it, with its
+// pid file, log and kubeconfig in the attachment's folder.
+
+// LocalKwokComponent names the local kwok controller in status.
+const LocalKwokComponent = "kwok-controller (local)"
+
+// AttachDir is the folder GhostFleet keeps an attached cluster's local
+// processes in: $XDG_STATE_HOME/ghostfleet/attached/<host>-<hash> (default
+// ~/.local/state/...), one per API server URL.
+func AttachDir(server string) string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		home, _ := os.UserHomeDir()
+		base = filepath.Join(home, ".local", "state")
+	}
+	host := "cluster"
+	if u, err := url.Parse(server); err == nil && u.Host != "" {
+		host = strings.NewReplacer(":", "-", "[", "", "]", "").Replace(u.Host)
+	}
+	sum := sha256.Sum256([]byte(server))
+	return filepath.Join(base, "ghostfleet", "attached", fmt.Sprintf("%s-%x", host, sum[:4]))
+}
+
+// LocalKwok is the local kwok controller of an attached cluster.
+type LocalKwok struct{ Dir string }
+
+// PIDFile, LogFile, KubeconfigFile and ConfigFile are its files.
+func (k LocalKwok) PIDFile() string        { return filepath.Join(k.Dir, "kwok-controller.pid") }
+func (k LocalKwok) LogFile() string        { return filepath.Join(k.Dir, "kwok-controller.log") }
+func (k LocalKwok) KubeconfigFile() string { return filepath.Join(k.Dir, "kubeconfig.yaml") }
+func (k LocalKwok) ConfigFile() string     { return filepath.Join(k.Dir, "kwok.yaml") }
+func (k LocalKwok) infoFile() string       { return filepath.Join(k.Dir, "attach.json") }
+
+// LocalKwokInfo is what the folder records about the process.
+type LocalKwokInfo struct {
+	Server     string    `json:"server"`
+	Kubeconfig string    `json:"kubeconfig"`
+	Context    string    `json:"context,omitempty"`
+	Binary     string    `json:"binary"`
+	Port       int       `json:"port"`
+	Started    time.Time `json:"started"`
+}
+
+// Info reads the folder's record; ok is false when there is none.
+func (k LocalKwok) Info() (LocalKwokInfo, bool) {
+	var info LocalKwokInfo
+	data, err := os.ReadFile(k.infoFile())
+	if err != nil || json.Unmarshal(data, &info) != nil {
+		return info, false
+	}
+	return info, true
+}
+
+// PID is the process's id when it is alive (not gone, not a zombie).
+func (k LocalKwok) PID() (int, bool) {
+	data, err := os.ReadFile(k.PIDFile())
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, processAlive(pid, "kwok")
+}
+
+// processAlive says whether pid runs (not a zombie) a program whose
+// command line starts with a path ending in prog: a pid file left by a
+// process long gone may name another program now.
+func processAlive(pid int, prog string) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	if i <= 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X' {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	arg0, _, _ := strings.Cut(string(cmdline), "\x00")
+	return strings.HasPrefix(filepath.Base(arg0), prog)
+}
+
+// WriteKubeconfig writes the one context of kubeconfig the controller
+// uses, certificates inlined, readable by the owner only: kwok has no
+// --context flag.
+func (k LocalKwok) WriteKubeconfig(kubeconfig, context string) (server string, err error) {
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		return "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	if context != "" {
+		if _, ok := raw.Contexts[context]; !ok {
+			return "", fmt.Errorf("context %q is not in %s", context, kubeconfig)
+		}
+		raw.CurrentContext = context
+	}
+	if err := clientcmdapi.MinifyConfig(raw); err != nil {
+		return "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	if err := clientcmdapi.FlattenConfig(raw); err != nil {
+		return "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	for _, c := range raw.Clusters {
+		server = c.Server
+	}
+	if err := os.MkdirAll(k.Dir, 0o700); err != nil {
+		return "", err
+	}
+	data, err := clientcmd.Write(*raw)
+	if err != nil {
+		return "", err
+	}
+	return server, writeFile0600(k.KubeconfigFile(), data)
+}
+
+func writeFile0600(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// localKwokConfig is the controller's configuration: kwok's own file
+// format, with the parallelism GhostFleet's fleets use, so that
+// ~/.kwok/kwok.yaml is never read.
+const localKwokConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  manageAllNodes: false
+  manageNodesWithLabelSelector: %q
+  nodeLeaseParallelism: 32
+  nodePlayStageParallelism: 32
+  podPlayStageParallelism: 32
+`
+
+// Start starts the controller against the kubeconfig written by
+// WriteKubeconfig, managing only KwokNodeSelector's nodes, and records
+// it. A controller already running is left as it is.
+func (k LocalKwok) Start(binary string, info LocalKwokInfo) (pid int, already bool, err error) {
+	if pid, ok := k.PID(); ok {
+		return pid, true, nil
+	}
+	if err := writeFile0600(k.ConfigFile(), fmt.Appendf(nil, localKwokConfig, KwokNodeSelector)); err != nil {
+		return 0, false, err
+	}
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return 0, false, err
+	}
+	if prev, err := os.ReadFile(k.LogFile()); err == nil && len(prev) > 0 {
+		_ = os.WriteFile(k.LogFile()+".previous", prev, 0o600) // why the last one ended
+	}
+	logf, err := os.OpenFile(k.LogFile(), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return 0, false, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(binary,
+		"--kubeconfig="+k.KubeconfigFile(),
+		"--config="+k.ConfigFile(),
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-label-selector="+KwokNodeSelector,
+		"--enable-crds="+strings.Join(KwokCRDKinds(), ","),
+		"--node-lease-duration-seconds=40",
+		"--server-address="+net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		"--node-name=localhost",
+	)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = k.Dir
+	// Its own session: Ctrl-C in the terminal that attached does not
+	// reach it; detach stops it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, false, fmt.Errorf("starting kwok controller %s: %w", binary, err)
+	}
+	pid = cmd.Process.Pid
+	// Reap it if it ends while this process lives (a test, the console).
+	go func() { _ = cmd.Wait() }()
+	if err := writeFile0600(k.PIDFile(), []byte(strconv.Itoa(pid))); err != nil {
+		return pid, false, err
+	}
+	info.Binary, info.Port, info.Started = binary, port, time.Now().UTC()
+	data, _ := json.MarshalIndent(info, "", "  ")
+	return pid, false, writeFile0600(k.infoFile(), data)
+}
+
+// Stop ends the controller (SIGTERM, then SIGKILL after timeout) and
+// removes its pid file; stopped is false when none was running.
+func (k LocalKwok) Stop(timeout time.Duration) (stopped bool, err error) {
+	pid, ok := k.PID()
+	if !ok {
+		_ = os.Remove(k.PIDFile())
+		return false, nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(timeout)
+	for processAlive(pid, "kwok") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if processAlive(pid, "kwok") {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return false, fmt.Errorf("stopping kwok controller (pid %d): %w", pid, err)
+		}
+	}
+	return true, os.Remove(k.PIDFile())
+}
+
+// Health is the controller as status shows it.
+func (k LocalKwok) Health() ComponentHealth {
+	h := ComponentHealth{Name: LocalKwokComponent}
+	pid, ok := k.PID()
+	if !ok {
+		h.Detail = "process not running (ghostfleet attach starts it); log " + k.LogFile()
+		return h
+	}
+	h.Running, h.Healthy = true, true
+	h.Detail = fmt.Sprintf("pid %d, log %s", pid, k.LogFile())
+	return h
+}
+
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// AttachedComponents are an attached cluster's local processes, for
+// status: the kwok controller when GhostFleet attached it from here.
+func AttachedComponents(t Target) []ComponentHealth {
+	server, err := t.Server()
+	if err != nil {
+		return nil
+	}
+	k := LocalKwok{Dir: AttachDir(server)}
+	if _, ok := k.Info(); !ok {
+		return nil
+	}
+	return []ComponentHealth{k.Health()}
+}
+
+// Server is the API server URL of the target's context.
+func (t Target) Server() (string, error) {
+	raw, err := clientcmd.LoadFromFile(t.Kubeconfig)
+	if err != nil {
+		return "", fmt.Errorf("kubeconfig %s: %w", t.Kubeconfig, err)
+	}
+	ctxName := t.Context
+	if ctxName == "" {
+		ctxName = raw.CurrentContext
+	}
+	c, ok := raw.Contexts[ctxName]
+	if !ok {
+		return "", fmt.Errorf("context %q is not in %s", ctxName, t.Kubeconfig)
+	}
+	cl, ok := raw.Clusters[c.Cluster]
+	if !ok {
+		return "", fmt.Errorf("context %q of %s names cluster %q, which is not in it", ctxName, t.Kubeconfig, c.Cluster)
+	}
+	return cl.Server, nil
+}
