@@ -26,7 +26,7 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
 
-const bareCluster = "ghostfleet-e2e-bare"
+const bareCluster = "attach-e2e-bare"
 
 // bareControlPlane brings up, with kwokctl and the pinned binaries, a
 // control plane with no kwok controller at all — what attach meets on
