@@ -160,6 +160,8 @@ func Prepare(ctx context.Context, cfg *rest.Config, o PrepareOptions) (Prepared,
 		return out, fmt.Errorf("reading namespace %s: %w", AttachNamespace, err)
 	case ns.Labels[LabelManaged] != "true":
 		return out, fmt.Errorf("namespace %s exists and is not GhostFleet's (no %s=true label): refusing to use it", AttachNamespace, LabelManaged)
+	case ns.DeletionTimestamp != nil:
+		return out, fmt.Errorf("namespace %s is still being deleted by an earlier detach; wait a few seconds and attach again", AttachNamespace)
 	}
 
 	installed := slices.Clone(prev.InstalledCRDs)

@@ -111,10 +111,10 @@ func Nodes(ctx context.Context, env Env, o NodesOptions) (NodesResult, error) {
 	if err != nil {
 		return NodesResult{}, err
 	}
-	if err := attachedWrite(ctx, env, cs, fmt.Sprintf("scale GhostFleet's fake nodes to %d", o.Count), false); err != nil {
+	if err := requireAttached(ctx, env, cs); err != nil {
 		return NodesResult{}, err
 	}
-	if err := requireAttached(ctx, env, cs); err != nil {
+	if err := attachedWrite(ctx, env, cs, fmt.Sprintf("scale GhostFleet's fake nodes to %d", o.Count), false); err != nil {
 		return NodesResult{}, err
 	}
 	res, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: o.Count, Profile: gpu, GPUModel: o.GPUModel, Workers: o.Workers, WaitReady: !o.NoWait, Report: env.reporter().Report})
