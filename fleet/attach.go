@@ -42,6 +42,25 @@ const (
 	KwokNodeSelector = LabelManaged + "=true," + LabelType + "=kwok"
 )
 
+// MaxKwokShards bounds attach --kwok-shards.
+const MaxKwokShards = 16
+
+// ShardSelector is the label selector of shard i of k kwok controllers:
+// KwokNodeSelector and, when k > 1, the 32-node blocks whose number is i
+// modulo k (topology.ghostfleet.io/block, on every GhostFleet node), so
+// that the shards own disjoint slices of the nodes through kwok's own
+// node selection, whole blocks each, without a label of their own.
+func ShardSelector(i, k int) string {
+	if k <= 1 {
+		return KwokNodeSelector
+	}
+	var blocks []string
+	for b := i; b*nodesPerBlock < MaxNodes; b += k {
+		blocks = append(blocks, fmt.Sprintf("block-%03d", b))
+	}
+	return KwokNodeSelector + "," + LabelBlock + " in (" + strings.Join(blocks, ",") + ")"
+}
+
 // kwokCRDs are the kwok CRDs an attached cluster needs, from kwok's own
 // module (the manifests kwokctl installs): stages for the lifecycles and
 // faults, Metric and ClusterResourceUsage for DCGM series.

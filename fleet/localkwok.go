@@ -42,12 +42,24 @@ func AttachDir(server string) string {
 	return filepath.Join(base, "ghostfleet", "attached", fmt.Sprintf("%s-%x", host, sum[:4]))
 }
 
-// LocalKwok is the local kwok controller of an attached cluster.
-type LocalKwok struct{ Dir string }
+// LocalKwok is a local kwok controller of an attached cluster: shard
+// Shard of Shards (see ShardSelector); one controller is shard 0 of 1.
+type LocalKwok struct {
+	Dir           string
+	Shard, Shards int
+}
 
-// PIDFile, LogFile, KubeconfigFile and ConfigFile are its files.
-func (k LocalKwok) PIDFile() string        { return filepath.Join(k.Dir, "kwok-controller.pid") }
-func (k LocalKwok) LogFile() string        { return filepath.Join(k.Dir, "kwok-controller.log") }
+func (k LocalKwok) name() string {
+	if k.Shard == 0 {
+		return "kwok-controller"
+	}
+	return fmt.Sprintf("kwok-controller-%d", k.Shard)
+}
+
+// PIDFile, LogFile, KubeconfigFile and ConfigFile are its files; the
+// kubeconfig and configuration are shared by the shards.
+func (k LocalKwok) PIDFile() string        { return filepath.Join(k.Dir, k.name()+".pid") }
+func (k LocalKwok) LogFile() string        { return filepath.Join(k.Dir, k.name()+".log") }
 func (k LocalKwok) KubeconfigFile() string { return filepath.Join(k.Dir, "kubeconfig.yaml") }
 func (k LocalKwok) ConfigFile() string     { return filepath.Join(k.Dir, "kwok.yaml") }
 func (k LocalKwok) infoFile() string       { return filepath.Join(k.Dir, "attach.json") }
@@ -60,6 +72,8 @@ type LocalKwokInfo struct {
 	Binary     string    `json:"binary"`
 	Port       int       `json:"port"`
 	Started    time.Time `json:"started"`
+	// Shards is how many controllers share the nodes.
+	Shards int `json:"shards,omitempty"`
 }
 
 // Info reads the folder's record; ok is false when there is none.
@@ -153,20 +167,20 @@ const localKwokConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokConfiguration
 options:
   manageAllNodes: false
-  manageNodesWithLabelSelector: %q
   nodeLeaseParallelism: 32
   nodePlayStageParallelism: 32
   podPlayStageParallelism: 32
 `
 
 // Start starts the controller against the kubeconfig written by
-// WriteKubeconfig, managing only KwokNodeSelector's nodes, and records
-// it. A controller already running is left as it is.
+// WriteKubeconfig, managing only the nodes of its shard of
+// KwokNodeSelector, and records it (shard 0 writes the record). A
+// controller already running is left as it is.
 func (k LocalKwok) Start(binary string, info LocalKwokInfo) (pid int, already bool, err error) {
 	if pid, ok := k.PID(); ok {
 		return pid, true, nil
 	}
-	if err := writeFile0600(k.ConfigFile(), fmt.Appendf(nil, localKwokConfig, KwokNodeSelector)); err != nil {
+	if err := writeFile0600(k.ConfigFile(), []byte(localKwokConfig)); err != nil {
 		return 0, false, err
 	}
 	port, err := freeLoopbackPort()
@@ -185,7 +199,7 @@ func (k LocalKwok) Start(binary string, info LocalKwokInfo) (pid int, already bo
 		"--kubeconfig="+k.KubeconfigFile(),
 		"--config="+k.ConfigFile(),
 		"--manage-all-nodes=false",
-		"--manage-nodes-with-label-selector="+KwokNodeSelector,
+		"--manage-nodes-with-label-selector="+ShardSelector(k.Shard, k.Shards),
 		"--enable-crds="+strings.Join(KwokCRDKinds(), ","),
 		"--node-lease-duration-seconds=40",
 		"--server-address="+net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
@@ -205,7 +219,10 @@ func (k LocalKwok) Start(binary string, info LocalKwokInfo) (pid int, already bo
 	if err := writeFile0600(k.PIDFile(), []byte(strconv.Itoa(pid))); err != nil {
 		return pid, false, err
 	}
-	info.Binary, info.Port, info.Started = binary, port, time.Now().UTC()
+	if k.Shard > 0 {
+		return pid, false, nil
+	}
+	info.Binary, info.Port, info.Started, info.Shards = binary, port, time.Now().UTC(), max(k.Shards, 1)
 	data, _ := json.MarshalIndent(info, "", "  ")
 	return pid, false, writeFile0600(k.infoFile(), data)
 }
@@ -234,6 +251,9 @@ func (k LocalKwok) Stop(timeout time.Duration) (stopped bool, err error) {
 // Health is the controller as status shows it.
 func (k LocalKwok) Health() ComponentHealth {
 	h := ComponentHealth{Name: LocalKwokComponent}
+	if k.Shards > 1 {
+		h.Name = fmt.Sprintf("kwok-controller (local, shard %d/%d)", k.Shard+1, k.Shards)
+	}
 	pid, ok := k.PID()
 	if !ok {
 		h.Detail = "process not running (ghostfleet attach starts it); log " + k.LogFile()
@@ -260,11 +280,50 @@ func AttachedComponents(t Target) []ComponentHealth {
 	if err != nil {
 		return nil
 	}
-	k := LocalKwok{Dir: AttachDir(server)}
-	if _, ok := k.Info(); !ok {
+	var out []ComponentHealth
+	for _, k := range LocalKwoks(AttachDir(server)) {
+		out = append(out, k.Health())
+	}
+	return out
+}
+
+// LocalKwoks are the controllers the attachment in dir runs (or ran):
+// as many shards as its record says; none without a record.
+func LocalKwoks(dir string) []LocalKwok {
+	info, ok := LocalKwok{Dir: dir}.Info()
+	if !ok {
 		return nil
 	}
-	return []ComponentHealth{k.Health()}
+	n := max(info.Shards, 1)
+	out := make([]LocalKwok, n)
+	for i := range out {
+		out[i] = LocalKwok{Dir: dir, Shard: i, Shards: n}
+	}
+	return out
+}
+
+// StopLocalKwoks stops every controller of dir, shards left from an
+// earlier attach with more of them included; stopped counts those that
+// were running.
+func StopLocalKwoks(dir string, timeout time.Duration) (stopped int, err error) {
+	pids, _ := filepath.Glob(filepath.Join(dir, "kwok-controller*.pid"))
+	for _, p := range pids {
+		name := strings.TrimSuffix(filepath.Base(p), ".pid")
+		shard := 0
+		if rest, ok := strings.CutPrefix(name, "kwok-controller-"); ok {
+			if shard, err = strconv.Atoi(rest); err != nil {
+				continue
+			}
+		}
+		ok, err := LocalKwok{Dir: dir, Shard: shard}.Stop(timeout)
+		if err != nil {
+			return stopped, err
+		}
+		if ok {
+			stopped++
+		}
+	}
+	return stopped, nil
 }
 
 // Server is the API server URL of the target's context.

@@ -28,6 +28,9 @@ type AttachOptions struct {
 	// Namespace is the workload namespace made ready (its load
 	// ServiceAccount and RBAC); loads make their own as they need them.
 	Namespace string `json:"namespace"`
+	// KwokShards is how many local kwok controllers share the nodes,
+	// each owning whole 32-node blocks (fleet.ShardSelector).
+	KwokShards int `json:"kwokShards"`
 	// Binaries say where the kwok controller comes from.
 	Binaries Binaries `json:"binaries"`
 }
@@ -35,7 +38,7 @@ type AttachOptions struct {
 // NewAttachOptions are attach's defaults: no DCGM, the loads' default
 // namespace gf-load.
 func NewAttachOptions() AttachOptions {
-	return AttachOptions{Namespace: "gf-load", DCGMGPUs: 8}
+	return AttachOptions{Namespace: "gf-load", DCGMGPUs: 8, KwokShards: 1}
 }
 
 // Validate checks the options, each error naming the value and what is
@@ -43,6 +46,9 @@ func NewAttachOptions() AttachOptions {
 func (o AttachOptions) Validate() error {
 	if err := workload.CheckNamespace(o.Namespace); err != nil {
 		return err
+	}
+	if o.KwokShards < 1 || o.KwokShards > fleet.MaxKwokShards {
+		return fmt.Errorf("--kwok-shards %d is out of range: allowed are 1-%d", o.KwokShards, fleet.MaxKwokShards)
 	}
 	if o.DCGM && (o.DCGMGPUs < 1 || o.DCGMGPUs > 72) {
 		return fmt.Errorf("--dcgm-gpus %d is out of range: allowed are 1-72", o.DCGMGPUs)
@@ -63,7 +69,9 @@ type AttachResult struct {
 	// KwokPID is the local kwok controller's process; KwokAlready is true
 	// when it was running already. KwokLog is its log, StateDir the
 	// folder of its pid file, kubeconfig and configuration.
-	KwokPID     int    `json:"kwokPID"`
+	KwokPID int `json:"kwokPID"`
+	// KwokPIDs are every shard's process, shard 1 first.
+	KwokPIDs    []int  `json:"kwokPIDs,omitempty"`
 	KwokAlready bool   `json:"kwokAlready,omitempty"`
 	KwokLog     string `json:"kwokLog"`
 	StateDir    string `json:"stateDir"`
@@ -202,25 +210,46 @@ func Attach(ctx context.Context, env Env, o AttachOptions) (AttachResult, error)
 	if err != nil {
 		return finish(err)
 	}
-	k := fleet.LocalKwok{Dir: fleet.AttachDir(server)}
-	if _, err := k.WriteKubeconfig(env.Target.Kubeconfig, env.Target.Context); err != nil {
+	dir := fleet.AttachDir(server)
+	if info, ok := (fleet.LocalKwok{Dir: dir}).Info(); ok && max(info.Shards, 1) != o.KwokShards {
+		// Another split of the nodes: the old shards stop first, so that
+		// no node is ever managed twice.
+		if _, err := fleet.StopLocalKwoks(dir, 10*time.Second); err != nil {
+			return finish(err)
+		}
+	}
+	k0 := fleet.LocalKwok{Dir: dir, Shards: o.KwokShards}
+	if _, err := k0.WriteKubeconfig(env.Target.Kubeconfig, env.Target.Context); err != nil {
 		return finish(err)
 	}
-	out.StateDir, out.KwokLog = k.Dir, k.LogFile()
-	out.KwokPID, out.KwokAlready, err = k.Start(bin, fleet.LocalKwokInfo{Server: server, Kubeconfig: env.Target.Kubeconfig, Context: env.Target.Context})
-	if err != nil {
-		return finish(err)
+	out.StateDir, out.KwokLog = dir, k0.LogFile()
+	out.KwokAlready = true
+	var fresh []fleet.LocalKwok
+	for i := range o.KwokShards {
+		k := fleet.LocalKwok{Dir: dir, Shard: i, Shards: o.KwokShards}
+		pid, already, err := k.Start(bin, fleet.LocalKwokInfo{Server: server, Kubeconfig: env.Target.Kubeconfig, Context: env.Target.Context})
+		if err != nil {
+			return finish(err)
+		}
+		out.KwokPIDs = append(out.KwokPIDs, pid)
+		out.KwokAlready = out.KwokAlready && already
+		if !already {
+			fresh = append(fresh, k)
+		}
 	}
+	out.KwokPID = out.KwokPIDs[0]
 	// A controller that cannot talk to the cluster exits at once: say so
 	// now, with its last words, rather than at the first `nodes`.
-	if !out.KwokAlready {
+	if len(fresh) > 0 {
 		select {
 		case <-ctx.Done():
 			return finish(ctx.Err())
 		case <-time.After(2 * time.Second):
 		}
-		if _, ok := k.PID(); !ok {
-			return finish(fmt.Errorf("the kwok controller exited right after starting; its log %s says: %s", k.LogFile(), lastLine(k.LogFile())))
+		for _, k := range fresh {
+			if _, ok := k.PID(); !ok {
+				return finish(fmt.Errorf("the kwok controller exited right after starting; its log %s says: %s", k.LogFile(), lastLine(k.LogFile())))
+			}
 		}
 	}
 	return finish(nil)
@@ -293,12 +322,12 @@ func Detach(ctx context.Context, env Env, _ DetachOptions) (DetachResult, error)
 	if err := record.CheckRoot(env.ResultsDir); err != nil {
 		return DetachResult{}, err
 	}
-	k := fleet.LocalKwok{Dir: fleet.AttachDir(server)}
+	dir := fleet.AttachDir(server)
 	cfg, err := reachable(ctx, env.Target, server)
 	if err != nil {
 		// The cluster may be gone for good: the local controller still
 		// stops, so nothing of GhostFleet's keeps running here.
-		if stopped, serr := k.Stop(10 * time.Second); serr == nil && stopped {
+		if stopped, serr := fleet.StopLocalKwoks(dir, 10*time.Second); serr == nil && stopped > 0 {
 			err = fmt.Errorf("%w (the local kwok controller was stopped; detach again once the server answers to remove GhostFleet's objects)", err)
 		}
 		return DetachResult{}, err
@@ -317,7 +346,9 @@ func Detach(ctx context.Context, env Env, _ DetachOptions) (DetachResult, error)
 		if err != nil {
 			return err
 		}
-		if out.KwokStopped, err = k.Stop(10 * time.Second); err != nil {
+		stopped, err := fleet.StopLocalKwoks(dir, 10*time.Second)
+		out.KwokStopped = stopped > 0
+		if err != nil {
 			return err
 		}
 		done = progress.Step(env.reporter().Report, "detach", "deleting GhostFleet's stages, CRDs and namespace", 0)
@@ -335,7 +366,7 @@ func Detach(ctx context.Context, env Env, _ DetachOptions) (DetachResult, error)
 		err = werr
 	}
 	if err == nil {
-		_ = os.RemoveAll(k.Dir) // the local kubeconfig copy goes with the attachment
+		_ = os.RemoveAll(dir) // the local kubeconfig copy goes with the attachment
 	}
 	return out, err
 }
@@ -355,7 +386,14 @@ func requireAttached(ctx context.Context, env Env, cs kubernetes.Interface) erro
 	if err != nil {
 		return err
 	}
-	if k := (fleet.LocalKwok{Dir: fleet.AttachDir(server)}); !k.Health().Running {
+	ks := fleet.LocalKwoks(fleet.AttachDir(server))
+	if len(ks) == 0 {
+		ks = []fleet.LocalKwok{{Dir: fleet.AttachDir(server)}}
+	}
+	for _, k := range ks {
+		if k.Health().Running {
+			continue
+		}
 		return fmt.Errorf("the kwok controller for %s is not running on this machine, so new nodes would never be Ready: `ghostfleet attach --kubeconfig %s` again starts it (its last log: %s)", server, env.Target.Kubeconfig, k.LogFile())
 	}
 	return nil

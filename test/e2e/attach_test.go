@@ -124,7 +124,7 @@ func sameInventory(a, b map[string][]string) string {
 
 // TestAttach is attach's user path on a bare control plane (no kwok
 // controller): a node made by hand, consent refused without the flag,
-// attach, nodes 20 Ready through the local kwok controller, a load and a
+// attach with two kwok shards, nodes 40 Ready through both, a load and a
 // fault on them only, detach, and the cluster as it was — the same
 // nodes, namespaces, ServiceAccounts, Roles, ConfigMaps, leases, pods and
 // CRDs — with the hand-made node untouched. A second detach removes
@@ -171,7 +171,7 @@ func TestAttach(t *testing.T) {
 		t.Fatalf("a refused attach changed the cluster:\n%s", d)
 	}
 
-	r = gf("attach", runs.ConsentFlag, "-o", "json")
+	r = gf("attach", runs.ConsentFlag, "--kwok-shards", "2", "-o", "json")
 	if r.code != 0 {
 		t.Fatalf("attach: %s", r.errOut)
 	}
@@ -179,20 +179,23 @@ func TestAttach(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &att); err != nil {
 		t.Fatal(err)
 	}
-	if len(att.CRDsInstalled) != 3 || att.Stages == 0 || att.KwokPID == 0 || att.Dir == "" {
-		t.Errorf("attach result %+v: want 3 CRDs installed, stages, a kwok pid and a run folder", att)
+	if len(att.CRDsInstalled) != 3 || att.Stages == 0 || len(att.KwokPIDs) != 2 || att.Dir == "" {
+		t.Errorf("attach result %+v: want 3 CRDs installed, stages, two kwok shards and a run folder", att)
 	}
 	st := statusOfAttached(t, ctx, kc)
-	if !hasHealthy(st, fleet.LocalKwokComponent) {
-		t.Errorf("status components %+v: want %s healthy", st.Components, fleet.LocalKwokComponent)
+	for _, shard := range []string{"kwok-controller (local, shard 1/2)", "kwok-controller (local, shard 2/2)"} {
+		if !hasHealthy(st, shard) {
+			t.Errorf("status components %+v: want %s healthy", st.Components, shard)
+		}
 	}
 	// Attaching again needs no consent and starts nothing new.
-	if r := gf("attach", "-o", "json"); r.code != 0 || !strings.Contains(r.out, `"kwokAlready": true`) {
+	if r := gf("attach", "--kwok-shards", "2", "-o", "json"); r.code != 0 || !strings.Contains(r.out, `"kwokAlready": true`) {
 		t.Errorf("attach again: exit %d, %s %s", r.code, r.out, r.errOut)
 	}
 
-	if r := gf("nodes", "20"); r.code != 0 || !strings.Contains(r.out, "all Ready") {
-		t.Fatalf("nodes 20: exit %d, %s %s", r.code, r.out, r.errOut)
+	// 40 nodes are blocks 0 and 1: each shard has to make its own Ready.
+	if r := gf("nodes", "40"); r.code != 0 || !strings.Contains(r.out, "all Ready") {
+		t.Fatalf("nodes 40: exit %d, %s %s", r.code, r.out, r.errOut)
 	}
 	if r := gf("load", "40", "1", "-o", "json"); r.code != 0 {
 		t.Fatalf("load: %s", r.errOut)
@@ -236,8 +239,8 @@ func TestAttach(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &det); err != nil {
 		t.Fatal(err)
 	}
-	if len(det.Removed["nodes"]) != 20 || len(det.Removed["CRDs"]) != 3 || !det.KwokStopped || slices.Contains(det.Removed["nodes"], hand.Name) {
-		t.Errorf("detach removed %v (kwok stopped %v): want 20 nodes, 3 CRDs, the controller, not %s", det.Removed, det.KwokStopped, hand.Name)
+	if len(det.Removed["nodes"]) != 40 || len(det.Removed["CRDs"]) != 3 || !det.KwokStopped || slices.Contains(det.Removed["nodes"], hand.Name) {
+		t.Errorf("detach removed %v (kwok stopped %v): want 40 nodes, 3 CRDs, the controller, not %s", det.Removed, det.KwokStopped, hand.Name)
 	}
 	eventually(t, ctx, "the cluster as before attach", func() error {
 		if d := sameInventory(before, inventory(t, ctx, cs, dyn)); d != "" {

@@ -49,12 +49,18 @@ GhostFleet's.
 The first attach to a cluster is GhostFleet's first write there: it names
 the cluster and its API server and asks before writing (on a terminal),
 or needs %s (in scripts). Attaching again repairs what is missing and
-restarts a kwok controller that stopped. status shows the controller.`, fleet.AttachNamespace, fleet.KwokNodeSelector, fleet.LabelManaged, runs.ConsentFlag),
+restarts a kwok controller that stopped. status shows the controller.
+
+--kwok-shards K runs K local kwok controllers instead of one, each owning
+a disjoint slice of GhostFleet's nodes through kwok's own node selection
+(whole 32-node blocks: block b belongs to shard b mod K); attaching again
+with another K stops the old shards before starting the new ones.`, fleet.AttachNamespace, fleet.KwokNodeSelector, fleet.LabelManaged, runs.ConsentFlag),
 		Example: `  ghostfleet attach --kubeconfig ~/.kube/big.yaml --context perf
   ghostfleet nodes 1000 --kubeconfig ~/.kube/big.yaml --context perf
   ghostfleet load 8000 1 --kubeconfig ~/.kube/big.yaml --context perf
   ghostfleet detach --kubeconfig ~/.kube/big.yaml --context perf
-  ghostfleet attach --kubeconfig k.yaml --i-know-this-is-real -o json   # in a script`,
+  ghostfleet attach --kubeconfig k.yaml --i-know-this-is-real -o json   # in a script
+  ghostfleet attach --kubeconfig k.yaml --kwok-shards 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(o.output); err != nil {
@@ -88,6 +94,7 @@ restarts a kwok controller that stopped. status shows the controller.`, fleet.At
 	fs := cmd.Flags()
 	fs.BoolVar(&o.DCGM, "dcgm", false, "also install the DCGM Metric: each GhostFleet node's dcgm-exporter series, served by the local kwok controller")
 	fs.IntVar(&o.DCGMGPUs, "dcgm-gpus", o.DCGMGPUs, "with --dcgm: GPUs per node the series describe")
+	fs.IntVar(&o.KwokShards, "kwok-shards", o.KwokShards, fmt.Sprintf("local kwok controllers sharing the nodes, each owning whole 32-node blocks (1-%d)", fleet.MaxKwokShards))
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace to make ready (load ServiceAccount and Role)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	o.binaryFlags.add(fs)
@@ -115,7 +122,11 @@ func printAttach(w io.Writer, r runs.AttachResult) {
 	if r.KwokAlready {
 		state = "already running"
 	}
-	fmt.Fprintf(w, "  kwok controller %s here: pid %d, nodes %s, log %s\n", state, r.KwokPID, r.NodeSelector, r.KwokLog)
+	if len(r.KwokPIDs) > 1 {
+		fmt.Fprintf(w, "  %d kwok controllers %s here (pids %v), sharing %s by 32-node block (block b to shard b mod %d); logs in %s\n", len(r.KwokPIDs), state, r.KwokPIDs, r.NodeSelector, len(r.KwokPIDs), r.StateDir)
+	} else {
+		fmt.Fprintf(w, "  kwok controller %s here: pid %d, nodes %s, log %s\n", state, r.KwokPID, r.NodeSelector, r.KwokLog)
+	}
 	fmt.Fprintln(w, "next: ghostfleet nodes N --kubeconfig ... ; ghostfleet detach --kubeconfig ... removes it all")
 }
 
