@@ -196,3 +196,43 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	})
 }
+
+// An update that changes only what the caches do not keep (kwok renewing
+// a node's heartbeat) leaves the view as it is; one that changes a
+// condition, a taint or a pod's phase marks it.
+func TestSameForViewIgnoresHeartbeats(t *testing.T) {
+	n := node("n", "r", corev1.ConditionTrue)
+	beat := n.DeepCopy()
+	beat.ResourceVersion = "2"
+	beat.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(epoch)
+	down := n.DeepCopy()
+	down.Status.Conditions[0].Status = corev1.ConditionFalse
+	tainted := n.DeepCopy()
+	tainted.Spec.Taints = []corev1.Taint{{Key: "nvidia.com/gpu-xid", Effect: corev1.TaintEffectNoSchedule}}
+	p := gpuPod("p", "n", 1, corev1.PodPending)
+	running := gpuPod("p", "n", 1, corev1.PodRunning)
+	running.ResourceVersion = "3"
+	slimmed := func(o any) any {
+		s, err := slim(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name     string
+		old, cur any
+		same     bool
+	}{
+		{"heartbeat", n, beat, true},
+		{"not ready", n, down, false},
+		{"tainted", n, tainted, false},
+		{"pod running", p, running, false},
+		{"pod resent", p, p.DeepCopy(), true},
+		{"kinds differ", n, p, false},
+	} {
+		if got := sameForView(slimmed(tc.old), slimmed(tc.cur)); got != tc.same {
+			t.Errorf("%s: same %v, want %v", tc.name, got, tc.same)
+		}
+	}
+}
