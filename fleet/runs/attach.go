@@ -398,3 +398,18 @@ func requireAttached(ctx context.Context, env Env, cs kubernetes.Interface) erro
 	}
 	return nil
 }
+
+// CheckAttached says whether GhostFleet can create nodes on env's
+// attached cluster (nil when it can, and always for its own fleets): it
+// is attached and its kwok controller runs on this machine. The console
+// asks it before offering `n` on an attached cluster.
+func CheckAttached(ctx context.Context, env Env) error {
+	if !env.Target.Attached() {
+		return nil
+	}
+	cs, err := env.Target.Clientset(false)
+	if err != nil {
+		return err
+	}
+	return requireAttached(ctx, env, cs)
+}

@@ -2,11 +2,13 @@ package app
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -222,4 +224,19 @@ func ask(in io.Reader, out io.Writer, question string) bool {
 		return true
 	}
 	return false
+}
+
+// attachedNodes says why the console's `n` cannot scale the target (""
+// when it can): an attached cluster needs attach, and its kwok
+// controller running here, first.
+func attachedNodes(t fleet.Target) string {
+	if !t.Attached() {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := runs.CheckAttached(ctx, runs.Env{Target: t}); err != nil {
+		return "n: " + err.Error()
+	}
+	return ""
 }

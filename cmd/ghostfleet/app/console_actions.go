@@ -194,9 +194,9 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 		a.Unavailable = err.Error()
 		acts[tui.ActCL2] = a
 	}
-	if o.target().Attached() {
+	if why := attachedNodes(o.target()); why != "" {
 		a := acts[tui.ActNodes]
-		a.Unavailable = "n: nodes manages GhostFleet's own fleet, not an attached cluster"
+		a.Unavailable = why
 		acts[tui.ActNodes] = a
 	}
 	return acts
