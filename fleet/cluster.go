@@ -283,7 +283,7 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 		return UpResult{}, err
 	}
 	if running {
-		return UpResult{State: state, AlreadyUp: true}, installUserStages(ctx, opts, report)
+		return UpResult{State: state, AlreadyUp: true}, installOnRunning(ctx, opts, state, report)
 	}
 	done := progress.Step(report, "start", "starting the stopped processes of cluster "+opts.Name, 10*time.Second)
 	err = kwokctl(ctx, report, nil, "start", "cluster", "--name", opts.Name)
@@ -294,7 +294,20 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 	if err := WaitReady(ctx, opts.Name, state, report); err != nil {
 		return UpResult{State: state, Restarted: true}, err
 	}
-	return UpResult{State: state, Restarted: true}, installUserStages(ctx, opts, report)
+	return UpResult{State: state, Restarted: true}, installOnRunning(ctx, opts, state, report)
+}
+
+// installOnRunning installs over a fleet that is up what `up` asks for:
+// the user's stages, and on a fleet with metrics-server its objects again
+// (creating them is idempotent, and puts back what someone deleted).
+func installOnRunning(ctx context.Context, opts UpOptions, state State, report progress.Func) error {
+	if err := installUserStages(ctx, opts, report); err != nil {
+		return err
+	}
+	if state.MetricsServer {
+		return InstallMetricsServer(ctx, opts.Name, report)
+	}
+	return nil
 }
 
 // installUserStages installs the user's stages on a fleet that is up.

@@ -1,9 +1,12 @@
 package fleet
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kwok/pkg/kwok/metrics"
 )
@@ -20,6 +23,9 @@ func TestMetricsResourceServesEveryNodesPath(t *testing.T) {
 	}
 	p, _ := LookupGPUProfile(DefaultGPUProfile)
 	node := NewNode(p, 7)
+	if a := node.Status.Addresses; len(a) == 0 || a[0].Type != "InternalIP" || a[0].Address != BindAddress {
+		t.Errorf("node addresses %v: metrics-server scrapes a node at its InternalIP, %s", a, BindAddress)
+	}
 	if got, want := strings.ReplaceAll(m.Spec.Path, "{nodeName}", node.Name), node.Annotations[AnnotationResourceMetricsPath]; got != want {
 		t.Errorf("metric path %s, node annotation %q", got, want)
 	}
@@ -41,6 +47,30 @@ func TestMetricsResourceServesEveryNodesPath(t *testing.T) {
 			t.Errorf("%s: %v", s.Name, err)
 		}
 	}
+	// An idle node still reports usage (metrics-server drops a node that
+	// reports none): its own overhead.
+	idle, err := metrics.NewEnvironment(metrics.EnvironmentConfig{
+		NodeResourceUsage:           func(string, string) float64 { return 0 },
+		NodeResourceCumulativeUsage: func(string, string) float64 { return 0 },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.CreationTimestamp = metav1.NewTime(time.Now().Add(-100 * time.Second))
+	for _, s := range m.Spec.Metrics {
+		if s.Dimension != "node" || s.Name == "scrape_error" {
+			continue
+		}
+		ev, err := idle.Compile(s.Value)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		v, err := ev.EvaluateFloat64(context.Background(), metrics.Data{Node: node})
+		if err != nil || v <= 0 {
+			t.Errorf("idle node's %s = %v (%v), want above zero", s.Name, v, err)
+		}
+	}
+
 	// What metrics-server v0.8 reads from /metrics/resource.
 	for _, want := range []string{"node_cpu_usage_seconds_total", "node_memory_working_set_bytes",
 		"container_cpu_usage_seconds_total", "container_memory_working_set_bytes", "container_start_time_seconds"} {

@@ -114,6 +114,15 @@ func NewNode(p GPUProfile, i int) *corev1.Node {
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: capacity.DeepCopy(),
+			// kwok serves every node on this host; metrics-server scrapes
+			// a node at its InternalIP. Given here, the stages keep them:
+			// kwok's own address template writes an empty list over a node
+			// that lacks one when its --node-ip is empty, as kwokctl
+			// leaves it on 127.0.0.1.
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: BindAddress},
+				{Type: corev1.NodeHostName, Address: name},
+			},
 			NodeInfo: corev1.NodeSystemInfo{
 				Architecture:    arch,
 				OperatingSystem: "linux",

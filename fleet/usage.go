@@ -110,7 +110,7 @@ func InstallUsage(ctx context.Context, cs kwokclient.Interface) error {
 }
 
 // ParseUsage reads a usage value typed for flag (--cpu, --memory): a
-// Kubernetes quantity of at least zero. The error names the value and
+// Kubernetes quantity above zero. The error names the value and
 // what is allowed.
 func ParseUsage(flag, value string) (resource.Quantity, error) {
 	q, err := resource.ParseQuantity(value)
@@ -121,8 +121,8 @@ func ParseUsage(flag, value string) (resource.Quantity, error) {
 		}
 		return q, fmt.Errorf("%s %q is not a quantity: allowed are Kubernetes quantities such as %s", flag, value, example)
 	}
-	if q.Sign() < 0 {
-		return q, fmt.Errorf("%s %q is negative: usage must be 0 or more", flag, value)
+	if q.Sign() <= 0 {
+		return q, fmt.Errorf("%s %q is not above zero: usage must be more than 0 (metrics-server drops a container that reports none)", flag, value)
 	}
 	return q, nil
 }

@@ -161,7 +161,7 @@ func (r *Resolver) Resolve(ctx context.Context) (Set, error) {
 			err, strings.Join(names, ", "), missing[0].EnvVar())
 	}
 	r.report(progress.Event{Kind: progress.Info, Message: fmt.Sprintf(
-		"building %d binaries from the pinned modules into %s (first run only; later runs reuse them)", len(missing), r.CacheDir())})
+		"building %d binaries from the pinned modules into %s (first run only; later runs reuse them)", len(missing), r.cachePlace(missing))})
 	for i, b := range missing {
 		path, err := r.build(ctx, goBin, b, i+1, len(missing))
 		if err != nil {
@@ -207,6 +207,17 @@ func moduleFiles(module string) (mod, sum []byte) {
 		return metricsServerMod, metricsServerSum
 	}
 	return controlPlaneMod, controlPlaneSum
+}
+
+// cachePlace names where the binaries bs go: the version set's folder,
+// or the cache root when some have folders of their own.
+func (r *Resolver) cachePlace(bs []Binary) string {
+	for _, b := range bs {
+		if filepath.Dir(r.cachePath(b)) != r.CacheDir() {
+			return r.CacheRoot
+		}
+	}
+	return r.CacheDir()
 }
 
 // cachePath is where the binary b is cached: in the version set's folder,

@@ -36,7 +36,9 @@ type podMetricsList struct {
 
 // metricsAPI GETs a path of metrics.k8s.io/v1beta1 through the apiserver.
 func metricsAPI(ctx context.Context, cs kubernetes.Interface, path string, into any) error {
-	body, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/" + path).DoRaw(ctx)
+	// JSON, not the clientset's protobuf, which metrics-server also speaks.
+	body, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/"+path).
+		SetHeader("Accept", "application/json").DoRaw(ctx)
 	if err != nil {
 		return err
 	}
