@@ -2,12 +2,16 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
@@ -438,22 +442,30 @@ var cleanupPatience, cleanupPause = 5 * time.Minute, 2 * time.Second
 // fleet one DeleteCollection of thousands of pods outlasts the apiserver's
 // 60 s request timeout and stops part-way (seen after churn at 100/s on
 // 8,000 running pods: 7,010 pods left), so Cleanup asks again, with the
-// admin identity that APF exempts, until a call succeeds or
-// cleanupPatience has passed. This is clean-up, not load: the retries are
-// not counted in any figure.
+// admin identity that APF exempts, while the error is a timeout or a 429
+// and for up to cleanupPatience. This is clean-up, not load: the retries
+// are not counted in any figure.
 func Cleanup(ctx context.Context, admin kubernetes.Interface, ns, runID string) error {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, cleanupPatience)
 	defer cancel()
 	sel := metav1.ListOptions{LabelSelector: LabelRun + "=" + runID}
-	for attempt := 1; ; attempt++ {
-		err := admin.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (%d attempts in %s)", err, attempt, cleanupPatience)
-		case <-time.After(cleanupPause):
-		}
+	attempts := 0
+	var err error
+	_ = wait.PollUntilContextCancel(ctx, cleanupPause, true, func(ctx context.Context) (bool, error) {
+		attempts++
+		err = admin.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+		return err == nil || !transient(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (%d attempts in %s)", err, attempts, time.Since(start).Round(time.Millisecond))
 	}
+	return nil
+}
+
+// transient says a request may succeed when sent again: it timed out, or
+// the server was too busy.
+func transient(err error) bool {
+	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		errors.Is(err, context.DeadlineExceeded) || utilnet.IsTimeout(err)
 }
