@@ -392,7 +392,10 @@ func UnprepareWorkloads(ctx context.Context, cs kubernetes.Interface, removed Re
 	if report == nil {
 		report = progress.Discard
 	}
-	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: LabelWorkloadNamespace + "=true"})
+	// Only namespaces GhostFleet created: a workload namespace it made
+	// carries both labels (workload.EnsureNamespace).
+	ours := metav1.ListOptions{LabelSelector: LabelWorkloadNamespace + "=true," + LabelManaged + "=true"}
+	nss, err := cs.CoreV1().Namespaces().List(ctx, ours)
 	if err != nil {
 		return err
 	}
@@ -419,7 +422,7 @@ func UnprepareWorkloads(ctx context.Context, cs kubernetes.Interface, removed Re
 		report(progress.Event{Kind: progress.Info, Message: fmt.Sprintf("waiting for %d namespaces to be deleted", len(nss.Items))})
 	}
 	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		left, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: LabelWorkloadNamespace + "=true"})
+		left, err := cs.CoreV1().Namespaces().List(ctx, ours)
 		if err != nil {
 			return false, nil
 		}
@@ -460,6 +463,20 @@ func Unprepare(ctx context.Context, cfg *rest.Config, removed Removed) error {
 				return fmt.Errorf("deleting kwok %s %s: %w", r, o.GetName(), err)
 			}
 			removed[r] = append(removed[r], o.GetName())
+		}
+	}
+	// The DRA DeviceClass `nodes --gpu-model dra` made: left behind, it
+	// would hold NVIDIA's class name on someone else's cluster.
+	classes, err := cs.ResourceV1().DeviceClasses().List(ctx, sel)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("listing DeviceClasses: %w", err)
+	}
+	if err == nil {
+		for _, c := range classes.Items {
+			if err := cs.ResourceV1().DeviceClasses().Delete(ctx, c.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting DeviceClass %s: %w", c.Name, err)
+			}
+			removed["DeviceClasses"] = append(removed["DeviceClasses"], c.Name)
 		}
 	}
 	for _, name := range a.InstalledCRDs {

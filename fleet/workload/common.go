@@ -97,7 +97,7 @@ func CheckNamespace(ns string) error {
 // identity and its permissions in it.
 func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
 	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name: ns, Labels: map[string]string{fleet.LabelWorkloadNamespace: "true"},
+		Name: ns, Labels: map[string]string{fleet.LabelWorkloadNamespace: "true", fleet.LabelManaged: "true"},
 	}}, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		existing, gerr := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
