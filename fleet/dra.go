@@ -229,17 +229,22 @@ func (d DRAInventory) Devices() int64 {
 }
 
 // ListDRA lists the fleet's ResourceSlices and ResourceClaims and counts
-// GPU devices. A cluster that does not serve resource.k8s.io/v1 has none.
+// GPU devices. A cluster that does not serve resource.k8s.io/v1 has none,
+// and so, as far as GhostFleet can tell, does one whose RBAC does not let
+// it list them (an attached cluster): loads that ask for no claim go on.
 func ListDRA(ctx context.Context, cs kubernetes.Interface) (DRAInventory, error) {
 	inv := DRAInventory{Published: map[string]int64{}, Allocated: map[string]int64{}, Products: map[string]int64{}}
 	slices, err := cs.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourcev1.ResourceSliceSelectorDriver + "=" + DRADriver})
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 		return inv, nil
 	}
 	if err != nil {
 		return inv, fmt.Errorf("listing ResourceSlices: %w", err)
 	}
 	claims, err := cs.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
+	if apierrors.IsForbidden(err) {
+		return inv, nil
+	}
 	if err != nil {
 		return inv, fmt.Errorf("listing ResourceClaims: %w", err)
 	}
