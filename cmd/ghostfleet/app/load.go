@@ -54,7 +54,8 @@ the scheduler's DynamicResources plugin allocates it:
   product=NAME   G GPUs whose productName is NAME (NVIDIA-H100-80GB-HBM3 or
                  "NVIDIA H100 80GB HBM3"), by a CEL selector
   match=ATTR     G GPUs that share device attribute ATTR (matchAttribute)
-  nvlink         G GPUs of one NVLink domain (match=nvlinkDomain)
+  nvlink         G GPUs of one NVLink domain (match=nvlinkDomain); a claim is
+                 allocated on one node, so on DGX profiles this is the node
 Without --claim pods ask as the fleet offers: none, or count on a fleet of
 DRA nodes. A claim no node can satisfy (more GPUs than a node has, a
 product no node has) is refused before anything is created; with
