@@ -252,33 +252,15 @@ func SetUsage(ctx context.Context, cs kubernetes.Interface, c UsageChange, repor
 // fake nodes (or not yet scheduled), sorted by namespace and name; it is
 // an error when there are none.
 func usagePods(ctx context.Context, cs kubernetes.Interface, c UsageChange) ([]corev1.Pod, error) {
-	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	out, listed, err := LivePodsOnFakeNodes(ctx, cs, c.Namespace, c.Selector)
 	if err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
-	}
-	fake := map[string]bool{}
-	for _, n := range nodes.Items {
-		fake[n.Name] = n.Annotations[AnnotationFake] == "fake"
-	}
-	list, err := cs.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: c.Selector})
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", c.where(), err)
-	}
-	var out []corev1.Pod
-	for _, p := range list.Items {
-		if p.DeletionTimestamp != nil || (p.Status.Phase != corev1.PodRunning && p.Status.Phase != corev1.PodPending) {
-			continue
-		}
-		if p.Spec.NodeName != "" && !fake[p.Spec.NodeName] {
-			continue
-		}
-		out = append(out, p)
+		return nil, err
 	}
 	if len(out) == 0 {
-		if len(list.Items) == 0 {
+		if listed == 0 {
 			return nil, fmt.Errorf("no %s: nothing changed (see `kubectl get pods -A --show-labels` for the labels there are)", c.where())
 		}
-		return nil, fmt.Errorf("none of the %d %s is pending or running on GhostFleet's fake nodes: nothing changed", len(list.Items), c.where())
+		return nil, fmt.Errorf("none of the %d %s is pending or running on GhostFleet's fake nodes: nothing changed", listed, c.where())
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Namespace != out[j].Namespace {

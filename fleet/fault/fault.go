@@ -411,17 +411,9 @@ func updateNode(ctx context.Context, cs kubernetes.Interface, name string, edit 
 // SelectPods returns the pods a pod fault applies to: not being deleted,
 // Running or Pending, and not on a node kwok does not fake.
 func SelectPods(ctx context.Context, cs kubernetes.Interface, spec Spec) ([]corev1.Pod, error) {
-	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	out, listed, err := fleet.LivePodsOnFakeNodes(ctx, cs, spec.Namespace, spec.Selector)
 	if err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
-	}
-	fake := map[string]bool{}
-	for _, n := range nodes.Items {
-		fake[n.Name] = n.Annotations[fleet.AnnotationFake] == "fake"
-	}
-	list, err := cs.CoreV1().Pods(spec.Namespace).List(ctx, metav1.ListOptions{LabelSelector: spec.Selector})
-	if err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
+		return nil, err
 	}
 	where := "pods"
 	if spec.Namespace != "" {
@@ -430,18 +422,8 @@ func SelectPods(ctx context.Context, cs kubernetes.Interface, spec Spec) ([]core
 	if spec.Selector != "" {
 		where += " matching " + strconv.Quote(spec.Selector)
 	}
-	var out []corev1.Pod
-	for _, p := range list.Items {
-		if p.DeletionTimestamp != nil || (p.Status.Phase != corev1.PodRunning && p.Status.Phase != corev1.PodPending) {
-			continue
-		}
-		if p.Spec.NodeName != "" && !fake[p.Spec.NodeName] {
-			continue
-		}
-		out = append(out, p)
-	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no %s are running or pending on GhostFleet's fake nodes (%d in all): nothing to fail", where, len(list.Items))
+		return nil, fmt.Errorf("no %s are running or pending on GhostFleet's fake nodes (%d in all): nothing to fail", where, listed)
 	}
 	var noInit, noContainer int
 	for _, p := range out {
