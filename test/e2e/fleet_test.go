@@ -87,7 +87,7 @@ func TestFleetLifecycle(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("up failed: %s", r.errOut)
 	}
-	if !strings.Contains(r.out, "100 dgx-a100-80gb nodes (800 GPUs)") {
+	if !strings.Contains(r.out, "100 dgx-a100-80gb nodes (800 GPUs as nvidia.com/gpu)") {
 		t.Errorf("up output does not report the fleet: %q", r.out)
 	}
 
