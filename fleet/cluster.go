@@ -327,11 +327,7 @@ func installUserStages(ctx context.Context, opts UpOptions, report progress.Func
 // setUpStages installs GhostFleet's kwok stages, with the user's in, once
 // the Stage resource is served.
 func setUpStages(ctx context.Context, name string, user []*v1alpha1.Stage, report progress.Func) error {
-	rt, err := loadRuntime(ctx, name)
-	if err != nil {
-		return err
-	}
-	conf, err := rt.Config(ctx)
+	conf, err := fleetConfig(ctx, name)
 	if err != nil {
 		return err
 	}

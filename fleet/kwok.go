@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	"sigs.k8s.io/kwok/pkg/config"
 	kwokctlcmd "sigs.k8s.io/kwok/pkg/kwokctl/cmd"
 	"sigs.k8s.io/kwok/pkg/kwokctl/runtime"
@@ -88,6 +89,16 @@ func checkUserKwokConfig(ctx context.Context, p ComponentProfile) error {
 func loadRuntime(ctx context.Context, name string) (runtime.Runtime, error) {
 	ctx = log.NewContext(ctx, log.NewLogger(io.Discard, log.LevelError))
 	return runtime.DefaultRegistry.Load(ctx, name, clusterWorkdir(name))
+}
+
+// fleetConfig is the kwokctl configuration the fleet name was created
+// with: its ports and options.
+func fleetConfig(ctx context.Context, name string) (*internalversion.KwokctlConfiguration, error) {
+	rt, err := loadRuntime(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return rt.Config(ctx)
 }
 
 func clusterWorkdir(name string) string {

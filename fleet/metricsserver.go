@@ -86,11 +86,7 @@ func MetricsAPIObjects(port int) ([]*unstructured.Unstructured, error) {
 // metrics per node, and the metrics.k8s.io APIService; it then waits until
 // the apiserver reaches metrics-server.
 func InstallMetricsServer(ctx context.Context, name string, report progress.Func) error {
-	rt, err := loadRuntime(ctx, name)
-	if err != nil {
-		return err
-	}
-	conf, err := rt.Config(ctx)
+	conf, err := fleetConfig(ctx, name)
 	if err != nil {
 		return err
 	}
