@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,6 +94,14 @@ func CheckNamespace(ns string) error {
 	return nil
 }
 
+// loadRules are what the load identity may do in a workload namespace:
+// the workloads, and the PodGroups of gang-scheduled training jobs.
+var loadRules = []rbacv1.PolicyRule{{
+	APIGroups: []string{"", "apps", "batch", "scheduling.k8s.io"},
+	Resources: []string{"pods", "deployments", "jobs", "replicasets", "podgroups", "workloads"},
+	Verbs:     []string{"create", "delete", "deletecollection", "get", "list", "watch", "patch", "update"},
+}}
+
 // EnsureNamespace creates (or reuses) a workload namespace with the load
 // identity and its permissions in it.
 func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
@@ -121,12 +130,15 @@ func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) er
 		func() error {
 			_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
 				ObjectMeta: metav1.ObjectMeta{Name: ServiceAccount},
-				Rules: []rbacv1.PolicyRule{{
-					APIGroups: []string{"", "apps", "batch"},
-					Resources: []string{"pods", "deployments", "jobs", "replicasets"},
-					Verbs:     []string{"create", "delete", "deletecollection", "get", "list", "watch", "patch", "update"},
-				}},
+				Rules:      loadRules,
 			}, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) { // a namespace from before a rule was added gets it
+				var role *rbacv1.Role
+				if role, err = cs.RbacV1().Roles(ns).Get(ctx, ServiceAccount, metav1.GetOptions{}); err == nil && !equality.Semantic.DeepEqual(role.Rules, loadRules) {
+					role.Rules = loadRules
+					_, err = cs.RbacV1().Roles(ns).Update(ctx, role, metav1.UpdateOptions{})
+				}
+			}
 			return err
 		},
 		func() error {

@@ -7,11 +7,6 @@ import (
 	"sort"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
@@ -33,8 +28,14 @@ type TrainOptions struct {
 	Stall time.Duration `json:"stall"`
 	// Claim is how pods ask for their GPUs, as LoadOptions.Claim: every
 	// job's pods share one ResourceClaimTemplate, each pod its own claim.
-	Claim  string        `json:"claim,omitempty"`
-	Report progress.Func `json:"-"`
+	Claim string `json:"claim,omitempty"`
+	// Gang has each job gang-scheduled by kube-scheduler's gang layer
+	// (one PodGroup per job, minCount = PodsPerJob): only on a fleet
+	// whose profile enables it. Topology, with Gang, keeps each job's
+	// pods within one value of that node label (see Gang.Topology).
+	Gang     bool          `json:"gang,omitempty"`
+	Topology string        `json:"topology,omitempty"`
+	Report   progress.Func `json:"-"`
 }
 
 // Validate checks the options.
@@ -129,30 +130,23 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	start := time.Now()
 	createDone := progress.Step(opts.Report, "create", fmt.Sprintf("creating %d jobs × %d pods × %d GPUs", opts.Jobs, opts.PodsPerJob, opts.GPUsPerPod), 0)
 	created := map[string]time.Time{}
-	n, p := int32(opts.PodsPerJob), corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelRun: opts.RunID, LabelKind: "train", fleet.LabelKeepRunning: "true"}},
-		Spec:       PodSpec(opts.GPUsPerPod),
-	}
-	p.Spec.RestartPolicy = corev1.RestartPolicyNever
+	job := TrainJob{Namespace: opts.Namespace, RunID: opts.RunID, Pods: opts.PodsPerJob, GPUsPerPod: opts.GPUsPerPod}
 	if claim.DRA() {
-		p.Spec = WithClaim(p.Spec, opts.RunID)
+		job.ClaimTemplate = opts.RunID
 	}
-	indexed := batchv1.IndexedCompletion
+	gang := Gang{Enabled: opts.Gang, Topology: opts.Topology}
 	var firstErr error
 	for j := 0; j < opts.Jobs; j++ {
-		name := fmt.Sprintf("%s-%04d", opts.RunID, j)
-		created[name] = time.Now()
-		_, err := r.load.BatchV1().Jobs(opts.Namespace).Create(ctx, &batchv1.Job{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelRun: opts.RunID}},
-			Spec:       batchv1.JobSpec{Parallelism: &n, Completions: &n, CompletionMode: &indexed, Template: p},
-		}, metav1.CreateOptions{})
+		job.Name = fmt.Sprintf("%s-%04d", opts.RunID, j)
+		created[job.Name] = time.Now()
+		err := CreateTrainJob(ctx, r.load, job, gang)
 		if ctx.Err() != nil {
-			delete(created, name)
+			delete(created, job.Name)
 			break
 		}
 		if err != nil {
 			res.JobsNotCreated++
-			delete(created, name)
+			delete(created, job.Name)
 			firstErr = cmp.Or(firstErr, err)
 		}
 	}
