@@ -122,7 +122,7 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
 	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: "+strings.Join(fleet.ComponentProfileNames(), " or ")+" (listed above)")
 	fs.StringVar(&o.profileFile, "profile-file", "", "control-plane settings from your own ComponentProfile YAML `FILE` (the format of: ghostfleet profile show default)")
 	fs.StringArrayVar(&o.stageFiles, "stage-file", nil, "kwok Stage YAML `FILE` to install besides GhostFleet's stages (one named like a built-in replaces it), repeatable; the built-in ones: ghostfleet profile show stages")
-	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1")
+	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1 (0: no Prometheus; snapshots then scrape the components directly)")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
 	fs.BoolVar(&o.metricsServer, "metrics-server", false, "run metrics-server (built from its pinned module on first use) serving metrics.k8s.io from every pod's emulated CPU and memory usage: kubectl top, HPAs, `ghostfleet usage set`")
 	fs.BoolVar(&o.dcgm, "dcgm", false, "every node serves dcgm-exporter's GPU series (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE per GPU) for Prometheus; costs a scrape per node every 15s")
