@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 45m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ghostfleet
@@ -51,6 +51,11 @@ lint: $(STATICCHECK)
 
 bench-nodes: build
 	./$(BIN) bench nodes --rounds 3
+
+# Regenerates docs/findings.md's tables from the run folders they name
+# (a unit test fails when the committed file and its runs disagree).
+findings: build
+	./$(BIN) findings
 
 clean-fleet: build
 	./$(BIN) clean

@@ -112,6 +112,7 @@ choose another.`,
 		newChurnCommand(g, false),
 		newChurnCommand(g, true),
 		newKneeCommand(g),
+		newFindingsCommand(g),
 		newTrainCommand(g),
 		newBinpackCommand(g),
 		newUnloadCommand(g),
@@ -131,6 +132,8 @@ choose another.`,
 		newEtcdCommand(g),
 		newVersionCommand(g),
 		newProfileCommand(g),
+		newABCommand(g),
+		newWorkloadCommand(g),
 	)
 	return root
 }

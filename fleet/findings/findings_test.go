@@ -1,0 +1,105 @@
+package findings
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLookup(t *testing.T) {
+	var doc any
+	_ = json.Unmarshal([]byte(`{"trials":[{"profile":"default","r":{"rate":39.4}},{"profile":"tuned","r":{"rate":54.3}}],"n":3}`), &doc)
+	for path, want := range map[string]float64{"n": 3, "trials.1.r.rate": 54.3, "trials[profile=default].r.rate": 39.4} {
+		if got, err := Lookup(doc, path); err != nil || got != want {
+			t.Errorf("%s: got %v %v, want %v", path, got, err, want)
+		}
+	}
+	for path, want := range map[string]string{
+		"m":                           `no field "m"`,
+		"trials.2":                    `"2" is not an index of a list of 2`,
+		"trials[profile=fast].r.rate": "no element of \"trials\" has profile=fast",
+		"trials.0.profile":            "default is not a number",
+		"n.x":                         `"x" is inside a value`,
+		"n[a=b]":                      `"n" is not a list`,
+	} {
+		if _, err := Lookup(doc, path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", path, err, want)
+		}
+	}
+}
+
+func TestSpread(t *testing.T) {
+	if m, s, noisy := Spread([]float64{100, 110, 90}); m != 100 || s != 0.1 || noisy {
+		t.Errorf("got %v %v %v", m, s, noisy)
+	}
+	if m, _, noisy := Spread([]float64{100, 130, 95, 99}); m != 99.5 || !noisy {
+		t.Errorf("a run 31 %% off: got median %v noisy %v", m, noisy)
+	}
+}
+
+func TestGenerateRewritesOnlyBlocks(t *testing.T) {
+	root := t.TempDir()
+	for i, rate := range []string{"40", "44", "38"} {
+		dir := filepath.Join(root, "results", "bench-"+string(rune('a'+i)))
+		_ = os.MkdirAll(dir, 0o755)
+		_ = os.WriteFile(filepath.Join(dir, "bench.json"), []byte(`{"trials":[{"profile":"default","rate":`+rate+`}]}`), 0o644)
+	}
+	doc := "# F\n\ntext 1\n<!-- findings\nruns:\n- results/bench-a/bench.json\n- results/bench-b/bench.json\n- results/bench-c/bench.json\nrows:\n- label: pods/s\n  path: trials[profile=default].rate\n-->\nstale\n<!-- /findings -->\ntext 2\n"
+	out, err := Generate([]byte(doc), root, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| figure | [run 1](../results/bench-a) | [run 2](../results/bench-b) | [run 3](../results/bench-c) | median | spread |\n|---|---|---|---|---|---|\n| pods/s | 40 | 44 | 38 | 40 | 38–44 (within ±10 %) |\n"
+	if !strings.Contains(string(out), want) || strings.Contains(string(out), "stale") || !strings.HasSuffix(string(out), "<!-- /findings -->\ntext 2\n") {
+		t.Fatalf("got:\n%s\nwant the table:\n%s", out, want)
+	}
+	again, _ := Generate(out, root, "docs")
+	if string(again) != string(out) {
+		t.Error("generating twice changed the document")
+	}
+	bad := strings.Replace(doc, "trials[profile=default].rate", "trials[profile=tuned].rate", 1)
+	if _, err := Generate([]byte(bad), root, "docs"); err == nil || !strings.Contains(err.Error(), "findings block 1: row \"pods/s\"") {
+		t.Errorf("a missing figure: got %v", err)
+	}
+	if _, err := Generate([]byte(strings.Replace(doc, "rows:", "rowz:", 1)), root, "docs"); err == nil {
+		t.Error("an unknown field in a block was accepted")
+	}
+}
+
+// The committed findings are exactly what the committed runs give: no
+// figure in docs/findings.md is typed by hand or left stale.
+func TestCommittedFindingsMatchTheRuns(t *testing.T) {
+	root := filepath.Join("..", "..")
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "findings.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Generate(doc, root, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != string(doc) {
+		t.Fatal("docs/findings.md differs from what its runs give: run `make findings` and commit the result")
+	}
+	if !strings.Contains(string(doc), "<!-- findings") {
+		t.Fatal("docs/findings.md has no generated table")
+	}
+}
+
+func TestCompareBlocksNameTheirColumns(t *testing.T) {
+	root := t.TempDir()
+	_ = os.MkdirAll(filepath.Join(root, "results", "b"), 0o755)
+	_ = os.WriteFile(filepath.Join(root, "results", "b", "bench.json"), []byte(`{"trials":[{"r":1.5},{"r":3}]}`), 0o644)
+	b := Block{Runs: []string{"results/b/bench.json#trials.0", "results/b/bench.json#trials.1"}, Columns: []string{"A", "B"}, Compare: true, Rows: []Row{{Label: "r", Path: "r"}}}
+	got, err := b.Table(root, "docs")
+	want := "| figure | [A](../results/b) | [B](../results/b) |\n|---|---|---|\n| r | 1.50 | 3 |\n"
+	if err != nil || got != want {
+		t.Fatalf("got %q %v, want %q", got, err, want)
+	}
+	b.Columns = []string{"A"}
+	if _, err := b.Table(root, "docs"); err == nil || !strings.Contains(err.Error(), "1 columns named for 2 runs") {
+		t.Errorf("got %v", err)
+	}
+}
