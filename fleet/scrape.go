@@ -17,17 +17,11 @@ var scrapedComponents = map[string]bool{"etcd": true, "kube-apiserver": true, "k
 // direct scrape source. For GhostFleet's own cluster they are the ones
 // kwokctl configured its Prometheus with (the same URLs and client
 // certificates, from the cluster's kwok configuration); for an attached
-// cluster only the apiserver's, through the kubeconfig's credentials.
+// cluster the apiserver's, through the kubeconfig's credentials, and the
+// others as the attachment's metrics mode says (hiddenmetrics.go).
 func MetricsEndpoints(ctx context.Context, t Target) ([]metrics.Endpoint, error) {
 	if t.Attached() {
-		cs, err := t.Clientset(false)
-		if err != nil {
-			return nil, err
-		}
-		rc := cs.Discovery().RESTClient()
-		return []metrics.Endpoint{{Job: "kube-apiserver", Fetch: func(ctx context.Context) ([]byte, error) {
-			return rc.Get().AbsPath("/metrics").SetHeader("Accept", "text/plain;version=0.0.4").DoRaw(ctx)
-		}}}, nil
+		return attachedEndpoints(t) // hiddenmetrics.go
 	}
 	served, err := servingComponents(ctx, t.Name)
 	if err != nil {

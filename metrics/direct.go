@@ -31,6 +31,7 @@ type Recording struct {
 	byKey  map[string]*recSeries
 	scrape []time.Time // when each scrape was taken, in order
 	keep   map[string]bool
+	reach  reachability
 }
 
 type recSeries struct {
@@ -84,6 +85,10 @@ func (r *Recording) Forget(before time.Time) {
 		}
 	}
 }
+
+// Availability says which components could not be scraped at all while
+// recording, and why: a component that answered once is available.
+func (r *Recording) Availability(context.Context) Availability { return r.reach.availability() }
 
 // Scrapes returns when each scrape was taken.
 func (r *Recording) Scrapes() []time.Time { return append([]time.Time(nil), r.scrape...) }

@@ -31,8 +31,9 @@ func StartLive(ctx context.Context, endpoints []Endpoint, step, window time.Dura
 				if errs[i] == nil {
 					// A response that does not parse is a failed scrape of
 					// that endpoint: its series have a gap.
-					_ = l.rec.AddText(at, endpoints[i].Job, bytes.NewReader(body))
+					errs[i] = l.rec.AddText(at, endpoints[i].Job, bytes.NewReader(body))
 				}
+				l.rec.reach.scraped(endpoints[i].Job, errs[i])
 			}
 			l.rec.Forget(at.Add(-window))
 			l.mu.Unlock()
@@ -51,4 +52,12 @@ func (l *Live) Range(ctx context.Context, query string, start, end time.Time, st
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.rec.Range(ctx, query, start, end, step)
+}
+
+// Availability says which components could not be scraped since the
+// source started, and why.
+func (l *Live) Availability(ctx context.Context) Availability {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rec.Availability(ctx)
 }

@@ -141,3 +141,46 @@ func (p *Prometheus) Range(ctx context.Context, query string, start, end time.Ti
 	sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i].Labels) < fmt.Sprint(out[j].Labels) })
 	return out, nil
 }
+
+// Availability reads Prometheus's targets: a component it scrapes none of,
+// or whose every target is down because its /metrics refuses or is not
+// there (lastError says so), is not available. Without the targets (an
+// error) nothing is known to be hidden.
+func (p *Prometheus) Availability(ctx context.Context) Availability {
+	targets, err := p.Targets(ctx)
+	if err != nil {
+		return nil
+	}
+	type state struct {
+		up     bool
+		hidden string
+	}
+	seen := map[string]*state{}
+	for _, t := range targets {
+		c := ComponentOfJob(t.Job)
+		if c == "" {
+			continue
+		}
+		s := seen[c]
+		if s == nil {
+			s = &state{}
+			seen[c] = s
+		}
+		if t.Up() {
+			s.up = true
+		} else if why, ok := hiddenWhyText(c, t.LastError); ok {
+			s.hidden = why
+		}
+	}
+	out := Availability{}
+	for _, c := range append([]string{ComponentAPIServer}, HiddenComponents...) {
+		s := seen[c]
+		switch {
+		case s == nil:
+			out[c] = fmt.Sprintf("%s /metrics: Prometheus at %s scrapes no %s target", c, p.URL, c)
+		case !s.up && s.hidden != "":
+			out[c] = s.hidden
+		}
+	}
+	return out
+}

@@ -19,6 +19,25 @@ type Endpoint struct {
 	Job string
 	// Fetch returns one response in the Prometheus text format.
 	Fetch func(ctx context.Context) ([]byte, error)
+	// Hidden, when set, says why this component's /metrics is not
+	// scraped at all (declared hidden: attach --metrics apiserver-only):
+	// its queries are not available, and it is never fetched.
+	Hidden string
+}
+
+// fetch scrapes e once; a hidden endpoint fails without a request.
+func (e Endpoint) fetch(ctx context.Context) ([]byte, error) {
+	if e.Hidden != "" || e.Fetch == nil {
+		return nil, &HiddenError{Reason: cmpOr(e.Hidden, e.Job+" /metrics: no way to scrape it")}
+	}
+	return e.Fetch(ctx)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // textFormat asks for the text format: the components also speak
@@ -48,7 +67,7 @@ func HTTPEndpoint(job, url string, tlsConfig *tls.Config) Endpoint {
 			return nil, err
 		}
 		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(body[:min(len(body), 200)]))
+			return nil, &StatusError{URL: url, Code: resp.StatusCode, Status: resp.Status, Body: string(bytes.TrimSpace(body[:min(len(body), 200)]))}
 		}
 		return body, nil
 	}}
@@ -97,18 +116,16 @@ func Sample(ctx context.Context, opts SampleOptions) (*Recording, []error, error
 			return nil, nil, ctx.Err()
 		}
 		for j, body := range bodies {
-			if errs[j] != nil {
-				continue
+			if errs[j] == nil {
+				errs[j] = rec.AddText(at, opts.Endpoints[j].Job, bytes.NewReader(body))
 			}
-			if err := rec.AddText(at, opts.Endpoints[j].Job, bytes.NewReader(body)); err != nil {
-				errs[j] = err
-				continue
-			}
-			answered = true
+			rec.reach.scraped(opts.Endpoints[j].Job, errs[j])
+			answered = answered || errs[j] == nil
 		}
 		var scrapeErrs []error
 		for j, err := range errs {
-			if err != nil {
+			// A component declared hidden is not a failed scrape.
+			if err != nil && opts.Endpoints[j].Hidden == "" {
 				scrapeErrs = append(scrapeErrs, fmt.Errorf("%s: %w", opts.Endpoints[j].Job, err))
 			}
 		}
@@ -131,7 +148,7 @@ func fetchAll(ctx context.Context, endpoints []Endpoint) ([][]byte, []error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			bodies[i], errs[i] = e.Fetch(ctx)
+			bodies[i], errs[i] = e.fetch(ctx)
 		}()
 	}
 	wg.Wait()

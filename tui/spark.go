@@ -28,6 +28,8 @@ type spark struct {
 	limitName string
 	noLimit   string // said in the limit's place while it is unknown
 	note      string // shown instead of a value when there is no data
+	wrapNote  bool   // the note is wrapped over the pane, not cut
+	why       string // why the series is not available (sparkunavail.go)
 }
 
 // plotArea is where renderSpark put the graph's columns in its body: from
@@ -40,11 +42,7 @@ type plotArea struct{ left, w int }
 func renderSpark(th Theme, s spark, w, h int, markRow func(w int) string) (title, body string, at plotArea) {
 	s.values = plottable(s.values)
 	if _, ok := poll.Last(s.values); !ok {
-		note := s.note
-		if note == "" {
-			note = "no data yet"
-		}
-		return s.title + th.Dim.Render(s.limitText("  ")), th.Dim.Render(note), plotArea{}
+		return s.title + th.Dim.Render(s.limitText("  ")), noteBody(th, s, w, h), plotArea{}
 	}
 	if markRow != nil && h >= 3 {
 		h--

@@ -126,11 +126,12 @@ func sparks(m poll.MetricsView, class int) []spark {
 	} else {
 		etcd.noLimit = "quota unknown"
 	}
+	c := poll.SLOClasses[class%len(poll.SLOClasses)]
 	return []spark{
-		apiSpark(m, poll.SLOClasses[class%len(poll.SLOClasses)], note),
-		{title: "Scheduler", values: zero(m.Throughput), unit: perSecond, limit: throughputGoal, limitName: "goal", note: note},
-		{title: "APF rejected", values: zero(m.Rejected), unit: perSecond, note: note},
-		etcd,
+		apiSpark(m, c, note).orUnavailable(m, c.Query.ID),
+		spark{title: "Scheduler", values: zero(m.Throughput), unit: perSecond, limit: throughputGoal, limitName: "goal", note: note}.orUnavailable(m, poll.QueryThroughput),
+		spark{title: "APF rejected", values: zero(m.Rejected), unit: perSecond, note: note}.orUnavailable(m, poll.QueryRejected),
+		etcd.orUnavailable(m, poll.QueryEtcdSize),
 	}
 }
 

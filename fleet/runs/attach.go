@@ -33,12 +33,17 @@ type AttachOptions struct {
 	KwokShards int `json:"kwokShards"`
 	// Binaries say where the kwok controller comes from.
 	Binaries Binaries `json:"binaries"`
+	// Metrics is how the direct scrape source looks for the components'
+	// /metrics besides the apiserver's: fleet.MetricsProbe (through the
+	// apiserver's pod proxy) or fleet.MetricsAPIServerOnly (declared
+	// hidden). Recorded for the snapshots and the console that follow.
+	Metrics string `json:"metrics"`
 }
 
 // NewAttachOptions are attach's defaults: no DCGM, the loads' default
 // namespace gf-load.
 func NewAttachOptions() AttachOptions {
-	return AttachOptions{Namespace: "gf-load", DCGMGPUs: 8, KwokShards: 1}
+	return AttachOptions{Namespace: "gf-load", DCGMGPUs: 8, KwokShards: 1, Metrics: fleet.MetricsProbe}
 }
 
 // Validate checks the options, each error naming the value and what is
@@ -49,6 +54,9 @@ func (o AttachOptions) Validate() error {
 	}
 	if o.KwokShards < 1 || o.KwokShards > fleet.MaxKwokShards {
 		return fmt.Errorf("--kwok-shards %d is out of range: allowed are 1-%d", o.KwokShards, fleet.MaxKwokShards)
+	}
+	if err := fleet.CheckMetricsMode(o.Metrics); err != nil {
+		return err
 	}
 	if o.DCGM && (o.DCGMGPUs < 1 || o.DCGMGPUs > 72) {
 		return fmt.Errorf("--dcgm-gpus %d is out of range: allowed are 1-72", o.DCGMGPUs)
@@ -77,6 +85,9 @@ type AttachResult struct {
 	StateDir    string `json:"stateDir"`
 	// NodeSelector is what the local kwok controller manages.
 	NodeSelector string `json:"nodeSelector"`
+	// Metrics says which components' /metrics answered a first scrape:
+	// the others' queries are not available on this cluster.
+	Metrics []fleet.ComponentMetrics `json:"metrics,omitempty"`
 }
 
 // Summary is the attach in one line.
@@ -252,6 +263,11 @@ func Attach(ctx context.Context, env Env, o AttachOptions) (AttachResult, error)
 			}
 		}
 	}
+	// Which components snapshots and the console can read here.
+	if err := fleet.SaveMetricsMode(server, o.Metrics); err != nil {
+		return finish(err)
+	}
+	out.Metrics, _ = fleet.ProbeMetrics(ctx, env.Target) // informative: a failed probe fails nothing
 	return finish(nil)
 }
 

@@ -97,6 +97,9 @@ type SnapshotResult struct {
 	// a direct scrape.
 	Fallback string           `json:"fallback,omitempty"`
 	Verdicts []report.Verdict `json:"verdicts"`
+	// Unavailable are the components whose /metrics cannot be read on
+	// this cluster, and why: their queries are marked not available.
+	Unavailable metrics.Availability `json:"unavailable,omitempty"`
 }
 
 // Direct tells a snapshot from a direct scrape of the components.
@@ -116,7 +119,7 @@ func (r SnapshotResult) Count(status string) int {
 // Summary counts the verdicts: "SLOs: 5 pass, 1 fail, 1 no data".
 func (r SnapshotResult) Summary() string {
 	var parts []string
-	for _, s := range []string{report.StatusPass, report.StatusFail, report.StatusNoData} {
+	for _, s := range []string{report.StatusPass, report.StatusFail, report.StatusNoData, report.StatusNotAvailable} {
 		if n := r.Count(s); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
@@ -200,11 +203,15 @@ func Snapshot(ctx context.Context, env Env, o SnapshotOptions) (SnapshotResult, 
 	if verdicts == nil {
 		verdicts = []report.Verdict{}
 	}
-	return SnapshotResult{
+	res := SnapshotResult{
 		Run:    Run{ID: filepath.Base(dir), Kind: "snapshot", Dir: dir, Outcome: Completed},
 		Window: report.Window{Start: opts.Start.UTC(), End: opts.End.UTC()}, Source: source, Note: opts.Note,
 		Fallback: fallback, Verdicts: verdicts,
-	}, nil
+	}
+	if a := metrics.AvailabilityOf(ctx, opts.Source); len(a) > 0 {
+		res.Unavailable = a
+	}
+	return res, nil
 }
 
 // sampleDirect scrapes the components for o.Sample and makes the

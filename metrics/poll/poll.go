@@ -36,10 +36,14 @@ func Fetch(ctx context.Context, src RangeSource, window, step time.Duration) Met
 	start := end.Add(-window)
 	g := newGrid(end, window, step)
 	v := MetricsView{At: end, Window: window, Step: step, API: map[string]APILatency{}}
+	var empty []metrics.Query // answered, with no series
 	get := func(q metrics.Query) []metrics.Series {
 		s, err := src.Range(ctx, q.PromQL, start, end, step)
 		if err != nil && v.Err == "" {
 			v.Err = err.Error()
+		}
+		if err == nil && len(s) == 0 {
+			empty = append(empty, q)
 		}
 		return s
 	}
@@ -51,6 +55,9 @@ func Fetch(ctx context.Context, src RangeSource, window, step time.Duration) Met
 	v.EtcdBytes = sumSeries(get(queryEtcdSize), g)
 	v.EtcdQuota, _ = Last(sumSeries(get(queryEtcdQuota), g))
 	v.GPUUtil = sumSeries(get(queryGPUUtil), g)
+	if len(empty) > 0 { // asked only then: Prometheus answers from its targets
+		v.Unavailable = unavailable(metrics.AvailabilityOf(ctx, src), empty)
+	}
 	return v
 }
 
@@ -128,4 +135,19 @@ func (p *Poller) Run(ctx context.Context) <-chan MetricsView {
 // never changes.
 func Metrics(ctx context.Context, src RangeSource, interval, window time.Duration) <-chan MetricsView {
 	return NewPoller(src, interval, window).Run(ctx)
+}
+
+// unavailable are the empty queries whose component cannot be read, by
+// query ID: not "no data yet", not zero. A query with series keeps them.
+func unavailable(avail metrics.Availability, empty []metrics.Query) map[string]string {
+	var out map[string]string
+	for _, q := range empty {
+		if why, ok := avail.Reason(q); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[q.ID] = why
+		}
+	}
+	return out
 }

@@ -35,6 +35,18 @@ type MetricsView struct {
 	// GPUUtil is the fleet's mean DCGM GPU utilisation in percent, on
 	// fleets whose nodes serve DCGM series (up --dcgm).
 	GPUUtil []float64
+	// Unavailable says, by catalog query ID, why a query has no series:
+	// its component's /metrics cannot be read on this cluster (a managed
+	// control plane hides the scheduler's, say). Its chart says so
+	// instead of "no data yet" or a flat zero.
+	Unavailable map[string]string
+}
+
+// NotAvailable is why query id is not available on this cluster, if it
+// is not.
+func (v MetricsView) NotAvailable(id string) (string, bool) {
+	why, ok := v.Unavailable[id]
+	return why, ok
 }
 
 // SLOClass is one class of the upstream API call latency SLO. The
@@ -62,6 +74,14 @@ var (
 	queryEtcdSize   = mustLookup("etcd-db-size")
 	queryEtcdQuota  = mustLookup("etcd-quota")
 	queryGPUUtil    = mustLookup("gpu-util")
+)
+
+// The IDs of the charts' queries, for asking NotAvailable.
+var (
+	QueryThroughput = queryThroughput.ID
+	QueryRejected   = queryRejected.ID
+	QueryEtcdSize   = queryEtcdSize.ID
+	QueryGPUUtil    = queryGPUUtil.ID
 )
 
 // mustLookup is metrics.Lookup for IDs fixed in the code: a missing one is

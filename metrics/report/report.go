@@ -180,13 +180,15 @@ pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px}
 {{.Run.Fleet.Nodes}} nodes, {{.Run.Fleet.GPUs}} GPUs. Window {{time .Run.Window.Start}} to {{time .Run.Window.End}}.
 Source: <b class="source">{{or .Run.Source "prometheus"}}</b>{{with .Run.Note}} <span class="muted">— {{.}}</span>{{end}}.
 Versions: <code>{{params .Run.Fleet.Versions}}</code></p>
+{{with .Run.Unavailable}}<p class="unavailable">Not available on this cluster: {{range $c, $why := .}}<br><b>{{$c}}</b> — {{$why}}{{end}}<br>
+<span class="muted">Every query from these components is marked so below; what the apiserver's /metrics and GhostFleet's own watch measure is unaffected.</span></p>{{end}}
 
 <h2>SLOs</h2>
 <table><tr><th>SLO</th><th>whose</th><th>threshold</th><th>worst value</th><th>where</th><th>status</th><th>source</th></tr>
 {{range .Verdicts}}<tr><td>{{.Description}}{{if .Note}}<br><span class="muted">{{.Note}}</span>{{end}}</td>
 <td>{{if eq .Origin "ghostfleet"}}GhostFleet's own target, not an upstream SLO{{else}}{{.Origin}}{{end}}{{if .Definition}}<br><span class="muted" title="{{.Definition}}">sig-scalability {{base .Definition}}</span>{{end}}</td>
 <td>{{.Threshold}}</td><td>{{if ne .Status "no data"}}{{printf "%.3g" .Value}}{{end}}</td><td>{{.Where}}</td>
-<td class="{{if eq .Status "pass"}}pass{{else if eq .Status "fail"}}fail{{else}}nodata{{end}}">{{.Status}}</td><td>{{.Source}}</td></tr>
+<td class="{{if eq .Status "pass"}}pass{{else if eq .Status "fail"}}fail{{else}}nodata{{end}}">{{if eq .Status "not available"}}not available on this cluster{{else}}{{.Status}}{{end}}</td><td>{{.Source}}{{with .Component}}<br><span class="muted">{{.}}</span>{{end}}</td></tr>
 {{end}}</table>
 
 {{if .Alerts}}<h2>Alerts seen live</h2>
@@ -236,9 +238,10 @@ const root=document.getElementById("charts");
 METRICS.forEach(q=>{
   const box=document.createElement("div");box.className="chart";
   const h=document.createElement("h3");h.textContent=q.title+" ("+q.unit+")";box.appendChild(h);
-  const note=document.createElement("div");note.className="muted";note.textContent=q.promql;box.appendChild(note);
+  const note=document.createElement("div");note.className="muted";note.textContent=q.promql+(q.component?"  · source: "+q.component:"");box.appendChild(note);
   root.appendChild(box);
   if(q.error){const e=document.createElement("p");e.className="fail";e.textContent="query failed: "+q.error;box.appendChild(e);return;}
+  if(q.unavailable){const e=document.createElement("p");e.className="nodata unavailable";e.textContent="not available on this cluster ("+q.unavailable+")";box.appendChild(e);return;}
   if(!q.series.length){const e=document.createElement("p");e.className="nodata";e.textContent="no data in this window";box.appendChild(e);return;}
   const xs=[...new Set(q.series.flatMap(s=>s.points.map(p=>p[0])))].sort((a,b)=>a-b);
   const data=[xs];const series=[{}];

@@ -64,6 +64,9 @@ type SnapshotRun struct {
 	Window Window          `json:"window"`
 	Taken  time.Time       `json:"taken"`
 	Runs   []record.Record `json:"runs"`
+	// Unavailable are the components whose /metrics could not be read
+	// on this cluster, and why (metrics.Availability).
+	Unavailable map[string]string `json:"unavailable,omitempty"`
 }
 
 // QuerySeries is one catalog query's range result in metrics.json.
@@ -71,7 +74,34 @@ type QuerySeries struct {
 	metrics.Query
 	Series []metrics.Series `json:"series"`
 	Error  string           `json:"error,omitempty"`
+	// Unavailable, when set, says why the query has no series: its
+	// component's /metrics cannot be read on this cluster ("scheduler
+	// /metrics unreachable: connection refused"). Empty series without it
+	// are "no data in this window".
+	Unavailable string `json:"unavailable,omitempty"`
 }
+
+// Availability is how a query's series stand: SeriesAvailable (it has
+// some), SeriesNoData, SeriesNotAvailable or SeriesFailed.
+func (q QuerySeries) Availability() string {
+	switch {
+	case q.Error != "":
+		return SeriesFailed
+	case len(q.Series) > 0:
+		return SeriesAvailable
+	case q.Unavailable != "":
+		return SeriesNotAvailable
+	}
+	return SeriesNoData
+}
+
+// A query's availability in a snapshot.
+const (
+	SeriesAvailable    = "available"
+	SeriesNoData       = "no data"
+	SeriesNotAvailable = "not available"
+	SeriesFailed       = "query failed"
+)
 
 // Verdict is one SLO's outcome in slo.json.
 type Verdict struct {
@@ -81,8 +111,11 @@ type Verdict struct {
 	// Value is the worst value seen (the highest point of any series).
 	Value  float64 `json:"value"`
 	Where  string  `json:"where,omitempty"` // which series, or which run
-	Status string  `json:"status"`          // pass, fail, no data
+	Status string  `json:"status"`          // pass, fail, no data, not available
 	Source string  `json:"source"`          // prometheus, run records
+	// Component is whose /metrics the verdict reads, or "watch" for what
+	// the runs measure from their informers.
+	Component string `json:"component,omitempty"`
 	// Origin is whose threshold this is: upstream (Definition links the
 	// sig-scalability SLO document) or ghostfleet (our own target).
 	Origin     string `json:"origin"`
@@ -97,6 +130,9 @@ const (
 	StatusPass   = "pass"
 	StatusFail   = "fail"
 	StatusNoData = "no data"
+	// StatusNotAvailable: the SLI's component cannot be read on this
+	// cluster (its /metrics is hidden); the note says why.
+	StatusNotAvailable = "not available"
 )
 
 // PodStartupThreshold is the upstream pod startup SLO: p99 ≤ 5s.
@@ -123,6 +159,10 @@ func Snapshot(ctx context.Context, opts SnapshotOptions) (string, []Verdict, err
 		}
 		series = append(series, qs)
 	}
+	// Asked after the queries: the direct source knows its scrapes'
+	// outcome by then.
+	avail := metrics.AvailabilityOf(ctx, opts.Source)
+	markUnavailable(series, avail)
 	if ctx.Err() != nil {
 		return "", nil, ctx.Err() // nothing written
 	}
@@ -137,6 +177,9 @@ func Snapshot(ctx context.Context, opts SnapshotOptions) (string, []Verdict, err
 		return "", nil, err
 	}
 	run := SnapshotRun{Fleet: opts.Fleet, Source: source, Note: opts.Note, Window: Window{opts.Start.UTC(), opts.End.UTC()}, Taken: time.Now().UTC(), Runs: runs}
+	if len(avail) > 0 {
+		run.Unavailable = avail
+	}
 	for name, v := range map[string]any{"run.json": run, "metrics.json": series, "slo.json": verdicts} {
 		if err := record.WriteJSON(dir, name, v); err != nil {
 			_ = os.RemoveAll(dir) // no half-made snapshot: a folder has all three files or none
@@ -144,6 +187,17 @@ func Snapshot(ctx context.Context, opts SnapshotOptions) (string, []Verdict, err
 		}
 	}
 	return dir, verdicts, nil
+}
+
+// markUnavailable says why a query has no series when its component
+// cannot be read. A query that has series keeps them: Prometheus may hold
+// history from before a component went away.
+func markUnavailable(series []QuerySeries, avail metrics.Availability) {
+	for i := range series {
+		if why, ok := avail.Reason(series[i].Query); ok && len(series[i].Series) == 0 && series[i].Error == "" {
+			series[i].Unavailable = why
+		}
+	}
 }
 
 // sloVerdicts judges every catalog query with an SLO by its worst point.
@@ -154,7 +208,12 @@ func sloVerdicts(series []QuerySeries, source string) []Verdict {
 			continue
 		}
 		v := Verdict{ID: qs.ID, Description: qs.SLO.Description, Threshold: qs.SLO.Threshold, Status: StatusNoData, Source: source,
-			Origin: qs.SLO.Origin, Definition: qs.SLO.Source}
+			Component: qs.Component, Origin: qs.SLO.Origin, Definition: qs.SLO.Source}
+		if qs.Unavailable != "" {
+			v.Status, v.Note = StatusNotAvailable, metrics.NotAvailable(qs.Unavailable)
+			out = append(out, v)
+			continue
+		}
 		for _, s := range qs.Series {
 			for _, p := range s.Points {
 				if v.Status == StatusNoData || p[1] > v.Value {
@@ -185,7 +244,7 @@ const cl2ListThreshold = 30.0
 // backlog, never judged.
 func podStartupVerdict(runs []record.Record) Verdict {
 	v := Verdict{ID: "pod-startup-p99", Description: "pod startup of stateless pods in steady state: p99 ≤ 5s (create→watched Running, measured by the runs)",
-		Threshold: PodStartupThreshold, Status: StatusNoData, Source: "run records",
+		Threshold: PodStartupThreshold, Status: StatusNoData, Source: "run records", Component: metrics.ComponentWatch,
 		Origin: metrics.OriginUpstream, Definition: metrics.SourcePodStartupLatency}
 	var bursts []string
 	for _, r := range runs {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
+	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
 type attachOptions struct {
@@ -56,13 +57,24 @@ restarts a kwok controller that stopped. status shows the controller.
 --kwok-shards K runs K local kwok controllers instead of one, each owning
 a disjoint slice of GhostFleet's nodes through kwok's own node selection
 (whole 32-node blocks: block b belongs to shard b mod K); attaching again
-with another K stops the old shards before starting the new ones.`, fleet.AttachNamespace, fleet.KwokNodeSelector, fleet.LabelManaged, runs.ConsentFlag),
+with another K stops the old shards before starting the new ones.
+
+Of an attached cluster GhostFleet knows only the apiserver's URL. Managed
+control planes hide the scheduler's, controller-manager's and etcd's
+/metrics; --metrics says how the direct scrape (snapshot and console
+without Prometheus) looks for them: probe (the default) tries each
+through the apiserver's proxy to its pod in kube-system, as kubeadm runs
+them; apiserver-only declares them hidden. Either way their queries show
+as "not available on this cluster" with the reason, while the API latency
+SLIs, APF and pod startup (from the watch) keep working. attach says
+what answered.`, fleet.AttachNamespace, fleet.KwokNodeSelector, fleet.LabelManaged, runs.ConsentFlag),
 		Example: `  ghostfleet attach --kubeconfig ~/.kube/big.yaml --context perf
   ghostfleet nodes 1000 --kubeconfig ~/.kube/big.yaml --context perf
   ghostfleet load 8000 1 --kubeconfig ~/.kube/big.yaml --context perf
   ghostfleet detach --kubeconfig ~/.kube/big.yaml --context perf
   ghostfleet attach --kubeconfig k.yaml --i-know-this-is-real -o json   # in a script
-  ghostfleet attach --kubeconfig k.yaml --kwok-shards 2`,
+  ghostfleet attach --kubeconfig k.yaml --kwok-shards 2
+  ghostfleet attach --kubeconfig eks.yaml --metrics apiserver-only`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(o.output); err != nil {
@@ -98,9 +110,11 @@ with another K stops the old shards before starting the new ones.`, fleet.Attach
 	fs.IntVar(&o.DCGMGPUs, "dcgm-gpus", o.DCGMGPUs, "with --dcgm: GPUs per node the series describe")
 	fs.IntVar(&o.KwokShards, "kwok-shards", o.KwokShards, fmt.Sprintf("local kwok controllers sharing the nodes, each owning whole 32-node blocks (1-%d)", fleet.MaxKwokShards))
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace to make ready (load ServiceAccount and Role)")
+	fs.StringVar(&o.Metrics, "metrics", o.Metrics, "where the components' /metrics are: probe (through the apiserver's pod proxy) or apiserver-only (the others hidden)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	o.binaryFlags.add(fs)
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
+	_ = cmd.RegisterFlagCompletionFunc("metrics", fixed(fleet.MetricsModes...))
 	return cmd
 }
 
@@ -128,6 +142,16 @@ func printAttach(w io.Writer, r runs.AttachResult) {
 		fmt.Fprintf(w, "  %d kwok controllers %s here (pids %v), sharing %s by 32-node block (block b to shard b mod %d); logs in %s\n", len(r.KwokPIDs), state, r.KwokPIDs, r.NodeSelector, len(r.KwokPIDs), r.StateDir)
 	} else {
 		fmt.Fprintf(w, "  kwok controller %s here: pid %d, nodes %s, log %s\n", state, r.KwokPID, r.NodeSelector, r.KwokLog)
+	}
+	for _, m := range r.Metrics {
+		switch {
+		case m.Available:
+			fmt.Fprintf(w, "  metrics: %s /metrics answers\n", m.Component)
+		case m.Hidden:
+			fmt.Fprintf(w, "  metrics: %s queries %s\n", m.Component, metrics.NotAvailable(m.Reason))
+		default:
+			fmt.Fprintf(w, "  metrics: %s\n", m.Reason)
+		}
 	}
 	fmt.Fprintln(w, "next: ghostfleet nodes N --kubeconfig ... ; ghostfleet detach --kubeconfig ... removes it all")
 }

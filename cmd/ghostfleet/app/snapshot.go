@@ -44,8 +44,11 @@ apiserver, etcd, scheduler and controller-manager every --step for
 --sample, with the addresses and client certificates kwokctl gave
 Prometheus, and computes the same queries (rates and histogram quantiles,
 as PromQL does) between the scrapes. Of an attached cluster it reads the
-apiserver only, through the kubeconfig: etcd and scheduler queries then
-have no data. That source has no history: the snapshot covers the
+apiserver through the kubeconfig, and the others as attach --metrics
+said (through the apiserver's pod proxy, or not at all). A component
+whose /metrics is hidden (declared so, refused, 403, 404) has its queries
+marked "not available on this cluster" with the reason — not "no data",
+not zero; everything the apiserver answers is unaffected. That source has no history: the snapshot covers the
 sampling time, not --since, and says so in run.json and slo.json
 ("source": "direct scrape") and in the report. --run needs Prometheus.
 
@@ -98,12 +101,15 @@ func printSnapshot(w io.Writer, r runs.SnapshotResult) {
 	} else {
 		fmt.Fprintf(w, "snapshot of %s to %s written to %s\n", start, end, r.Dir)
 	}
+	for _, c := range r.Unavailable.Components() {
+		fmt.Fprintf(w, "  %s queries: %s\n", c, metrics.NotAvailable(r.Unavailable[c]))
+	}
 	rows := make([]string, len(r.Verdicts))
 	indent := 0 // notes start under the SLO's id
 	for i, v := range r.Verdicts {
 		indent = max(indent, len("  "+v.Status)+2)
 		value := "—"
-		if v.Status != report.StatusNoData {
+		if v.Status != report.StatusNoData && v.Status != report.StatusNotAvailable {
 			value = fmt.Sprintf("%.3g (%s)", v.Value, v.Where)
 		}
 		whose := ""
