@@ -73,4 +73,5 @@ const (
 	ActSnapshot     ActionKey = "s"
 	ActReport       ActionKey = "r"
 	ActUnload       ActionKey = "x"
+	ActUsage        ActionKey = "u"
 )

@@ -71,12 +71,19 @@ func (p *allocation) content() string {
 	if p.h-2 > len(lines) {
 		lines = append(lines, p.pendingLine())
 	}
+	if p.h-3 > len(lines) { // under the title
+		lines = append(lines, resourcesLine(th, v, p.w-4))
+	}
 	return strings.Join(lines, "\n")
 }
 
 // allocationRows is the allocation pane's height in a console h high: a
-// line more for the pending pods' breakdown when there is room.
+// line more for the pending pods' breakdown when there is room, and one
+// more for CPU and memory used against requested.
 func allocationRows(h int) int {
+	if h >= 40 {
+		return 9
+	}
 	if h >= 32 {
 		return 8
 	}

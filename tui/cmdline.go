@@ -18,7 +18,7 @@ type command struct {
 var commands = []command{
 	{"nodes", ActNodes}, {"load", ActLoad}, {"churn", ActChurn}, {"churn-limited", ActChurnLimited},
 	{"train", ActTrain}, {"cl2", ActCL2}, {"fault", ActFaults}, {"snapshot", ActSnapshot},
-	{"report", ActReport}, {"unload", ActUnload},
+	{"report", ActReport}, {"unload", ActUnload}, {"usage", ActUsage},
 }
 
 // cmdLine is a parsed `:` line: the action to run and its values, one

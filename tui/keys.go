@@ -13,6 +13,8 @@ type keyMap struct {
 	Nodes, Load, Churn, ChurnLimited, Train, CL2, Faults key.Binding
 	Snapshot, Report, Faster, Slower, SLOClass, Cancel   key.Binding
 	Unload, Help, Quit                                   key.Binding
+	// Usage sets the emulated CPU/memory of pods (usage set).
+	Usage key.Binding
 	// Window cycles the charts' time window (5, 15, 60 minutes).
 	Window key.Binding
 	// Demo picks and plays a scripted demo (or stops it); Next starts a
@@ -58,6 +60,7 @@ func newKeyMap() keyMap {
 		Window:       b("z", "z", "chart window 5/15/60m"),
 		Cancel:       b("esc", "esc", "cancel run"),
 		Unload:       act(ActUnload, "remove workloads"),
+		Usage:        act(ActUsage, "pods' CPU/memory use"),
 		Help:         b("?", "?", "all keys"),
 		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Interrupt:    key.NewBinding(key.WithKeys("ctrl+c")),
@@ -88,7 +91,7 @@ func (k keyMap) actions() []actionBinding {
 	return []actionBinding{
 		{ActNodes, k.Nodes}, {ActLoad, k.Load}, {ActChurn, k.Churn}, {ActChurnLimited, k.ChurnLimited},
 		{ActTrain, k.Train}, {ActCL2, k.CL2}, {ActFaults, k.Faults}, {ActSnapshot, k.Snapshot},
-		{ActReport, k.Report}, {ActUnload, k.Unload},
+		{ActReport, k.Report}, {ActUnload, k.Unload}, {ActUsage, k.Usage},
 	}
 }
 
@@ -112,7 +115,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Open, k.Filter, k.Command},
 		{k.Nodes, k.Load, k.Churn, k.ChurnLimited, k.Train},
-		{k.CL2, k.Faults, k.Unload, k.Snapshot, k.Report},
+		{k.CL2, k.Faults, k.Usage, k.Unload, k.Snapshot, k.Report},
 		{k.Faster, k.SLOClass, k.Window, k.Cancel, k.Help, k.Quit},
 		{k.Demo, k.Next},
 	}

@@ -29,6 +29,12 @@ type FleetView struct {
 	Succeeded   int
 	Failed      int
 	Unscheduled int // pending and not bound to a node
+	// CPURequested (millicores) and MemoryRequested (bytes) are what pods
+	// bound and not finished request; Usage is what the pods use, from
+	// metrics.k8s.io, nil when the cluster serves no metrics API.
+	CPURequested    int64
+	MemoryRequested int64
+	Usage           *fleet.PodUsage
 }
 
 // NodeCell is what the map needs of one node.
@@ -168,6 +174,9 @@ func (b nodeView) withPods(pods []*corev1.Pod, allocated map[string]int64, at ti
 		if !ok {
 			continue
 		}
+		cpu, mem := podRequests(p)
+		v.CPURequested += cpu
+		v.MemoryRequested += mem
 		g := fleet.PodGPUs(p)
 		v.Nodes[i].Used += g
 		v.GPUsUsed += g

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -82,6 +81,8 @@ func Fleet(ctx context.Context, cs kubernetes.Interface, interval time.Duration)
 		ps, _ := pods.Lister().List(labels.Everything())
 		return base.withPods(ps, allocated(), time.Now())
 	}
+	usage := startUsage(ctx, cs, usageEvery, &podsDirty)
+	build = withUsage(build, usage)
 	out <- build(true)
 	go func() {
 		defer close(out)
@@ -153,11 +154,7 @@ func slim(obj any) (any, error) {
 	case *corev1.Pod:
 		p := &corev1.Pod{ObjectMeta: slimMeta(o.ObjectMeta, nil)}
 		p.Spec.NodeName = o.Spec.NodeName
-		if g := fleet.PodGPUs(o); g > 0 {
-			p.Spec.Containers = []corev1.Container{{Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{fleet.ResourceGPU: *resource.NewQuantity(g, resource.DecimalSI)},
-			}}}
-		}
+		p.Spec.Containers = slimRequests(o)
 		p.Status.Phase = o.Status.Phase
 		return p, nil
 	case *corev1.Node:

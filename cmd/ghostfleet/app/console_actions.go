@@ -176,6 +176,7 @@ func (o *consoleOptions) actions() map[tui.ActionKey]tui.Action {
 				return opts, err
 			}, runs.CL2),
 		},
+		tui.ActUsage: o.usageAction(),
 		tui.ActFaults: {
 			Name: "Fault",
 			Fields: []tui.Field{f("fault", string(fault.GPUXid), strings.Join(append(fault.KindNames(), "clear"), ", ")),
