@@ -167,6 +167,19 @@ func TestHPAJudge(t *testing.T) {
 	if sr.Direction != "up" || sr.FirstChange == nil || *sr.FirstChange != 15 || sr.Reached == nil || *sr.Reached != 32 || sr.Peak != 4 {
 		t.Errorf("judged %+v (first %v reached %v): want up, first change 15s, reached 32s, peak 4", sr, sr.FirstChange, sr.Reached)
 	}
+	// A step down whose first change is the last step's scale-up going on.
+	h.samples = []HPASample{
+		{At: 100, Spec: 4, Running: 4, Desired: 4},
+		{At: 105, Spec: 6, Running: 4, Desired: 6},
+		{At: 107, Spec: 6, Running: 6, Desired: 6},
+		{At: 150, Spec: 1, Running: 6, Desired: 1},
+		{At: 152, Spec: 1, Running: 1, Desired: 1},
+	}
+	down := HPAStepResult{Start: 100, End: 190, From: 4, To: 1}
+	h.judge(&down, time.Time{})
+	if down.Direction != "down" || *down.FirstChange != 50 || *down.Reached != 52 || down.Peak != 6 {
+		t.Errorf("judged %+v (first %v reached %v): want down, first change 50s, reached 52s, peak 6", down, *down.FirstChange, *down.Reached)
+	}
 	flat := HPAStepResult{Start: 10, End: 20, From: 1, To: 1}
 	h.judge(&flat, time.Time{})
 	if flat.Direction != "none" || flat.Reached != nil {

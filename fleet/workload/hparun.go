@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
@@ -52,7 +53,9 @@ type HPAStepResult struct {
 	To        int32  `json:"to"`
 	Direction string `json:"direction"`
 	// FirstChange is seconds from the step's start until the Deployment's
-	// spec.replicas first changed (the HPA acted); Reached until To pods
+	// spec.replicas first moved towards To (the HPA acted on the step: a
+	// scale-up still under way from the step before does not count);
+	// Reached until To pods
 	// were Running (spec and Running both at To). Nil: not within the
 	// step.
 	FirstChange *float64 `json:"firstChangeSeconds,omitempty"`
@@ -142,6 +145,17 @@ func HPARun(ctx context.Context, clients Clients, o HPAOptions) (HPAResult, reco
 		ps, _ := pods.Lister().List(labels.Everything())
 		return ps
 	}, patched: map[types.UID]string{}}
+	// The steps start once the Deployment's first pods run: the first
+	// step's figures then measure the HPA, not the pods' start.
+	h.start = time.Now()
+	h.step, h.cpu = 1, o.Steps[0].CPU
+	ready := progress.Step(o.Report, "start", fmt.Sprintf("waiting for %d pods Running", o.MinReplicas), 0)
+	waitCtx, cancelWait := context.WithTimeout(ctx, 2*time.Minute)
+	_ = wait.PollUntilContextCancel(waitCtx, 250*time.Millisecond, true, func(context.Context) (bool, error) {
+		return h.running() >= int(o.MinReplicas), nil
+	})
+	cancelWait()
+	ready()
 	start := time.Now()
 	h.start = start
 	var before map[string]time.Duration
@@ -182,6 +196,9 @@ func HPARun(ctx context.Context, clients Clients, o HPAOptions) (HPAResult, reco
 		done()
 		sr.End = time.Since(start).Seconds()
 		sr.To = last.Desired
+		if sr.To == 0 { // the HPA has no status yet
+			sr.To = last.Spec
+		}
 		h.judge(&sr, stepStart)
 		if o.CPU != nil {
 			sr.CPUSeconds = cpuSince(o.CPU, stepCPU)
@@ -273,15 +290,22 @@ func (h *hpaRun) read(ctx context.Context, force bool) HPASample {
 			}
 		}
 	}
-	for _, p := range h.lister() {
-		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
-			s.Running++
-		}
-	}
+	s.Running = h.running()
 	if n := len(h.samples); force || n == 0 || changed(h.samples[n-1], s) {
 		h.samples = append(h.samples, s)
 	}
 	return s
+}
+
+// running counts the pods that run and are not being deleted.
+func (h *hpaRun) running() int {
+	n := 0
+	for _, p := range h.lister() {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+			n++
+		}
+	}
+	return n
 }
 
 func changed(a, b HPASample) bool {
@@ -312,9 +336,12 @@ func (h *hpaRun) judge(sr *HPAStepResult, stepStart time.Time) {
 			continue
 		}
 		since := s.At - sr.Start
-		if specAtStart < 0 {
+		switch {
+		case specAtStart < 0:
 			specAtStart = s.Spec
-		} else if s.Spec != specAtStart && sr.FirstChange == nil {
+		case sr.FirstChange != nil:
+		case sr.Direction == "up" && s.Spec > specAtStart, sr.Direction == "down" && s.Spec < specAtStart,
+			sr.Direction == "none" && s.Spec != specAtStart:
 			sr.FirstChange = &since
 		}
 		if sr.Direction != "none" && sr.Reached == nil && s.Spec == sr.To && s.Running == int(sr.To) {
