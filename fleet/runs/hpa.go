@@ -74,7 +74,7 @@ func HPA(ctx context.Context, env Env, o HPAOptions) (HPAResult, error) {
 		return HPAResult{}, err
 	}
 	if err := fleet.MetricsAvailable(ctx, s.clients.Admin); err != nil {
-		fix := "bring the fleet up with metrics-server: `ghostfleet up --name " + env.Target.Name + " --metrics-server`"
+		fix := "metrics-server cannot be added to a running fleet: `ghostfleet clean --name " + env.Target.Name + "`, then `ghostfleet up --name " + env.Target.Name + " --metrics-server`"
 		if env.Target.Attached() {
 			fix = "install metrics-server on the cluster"
 		}

@@ -16,7 +16,7 @@ func (o *consoleOptions) usageAction() tui.Action {
 	return tui.Action{
 		Name: "Usage: set the pods' emulated CPU/memory (metrics-server, HPAs)",
 		Fields: []tui.Field{
-			f("selector", workload.LabelKind, "pods: a label selector; every workload's: "+workload.LabelKind+"; a run's: "+workload.LabelRun+"=<run id>"),
+			f("selector", workload.LabelKind, "label selector; a run's pods: "+workload.LabelRun+"=<run id>"),
 			{Label: "namespace", Help: "empty: every namespace", Optional: true},
 			{Label: "cpu", Default: "800m", Help: "per container, a quantity (800m, 2); empty: unchanged", Optional: true},
 			{Label: "memory", Help: "per container, a quantity (2Gi); empty: unchanged", Optional: true},
