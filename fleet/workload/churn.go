@@ -238,6 +238,7 @@ func (c *Churn) Run(ctx context.Context) (ChurnResult, error) {
 	c.start = clk.Now()
 	c.mu.Unlock()
 	end := c.start.Add(c.opts.Duration)
+	c.pacer.StartAt(c.start) // slots are due from the window's start, not from the first Next
 
 	var inflight sync.WaitGroup
 	var slots chan struct{}
