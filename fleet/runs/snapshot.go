@@ -234,12 +234,16 @@ func sampleDirect(ctx context.Context, env Env, o SnapshotOptions, why string, o
 	notify := env.reporter().Report
 	total := int(o.Sample/o.Step) + 1
 	done := progress.Step(notify, "sample", fmt.Sprintf("scraping %s every %s for %s (%d scrapes)", strings.Join(jobs, ", "), o.Step, o.Sample, total), o.Sample)
+	said := map[string]bool{} // a hidden component is said once, not at every scrape
 	rec, failures, err := metrics.Sample(ctx, metrics.SampleOptions{
 		Endpoints: endpoints, Period: o.Sample, Step: o.Step,
 		Scraped: func(n, total int, _ time.Time, errs []error) {
 			notify(progress.Event{Kind: progress.Update, Step: "sample", Done: n, Total: total})
 			for _, e := range errs {
-				env.warn("scrape %s", e.Error())
+				if msg := e.Error(); !said[msg] {
+					said[msg] = true
+					env.warn("scrape %s", msg)
+				}
 			}
 		},
 	})
