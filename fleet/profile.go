@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -27,6 +28,11 @@ type ComponentProfile struct {
 	// Env sets environment variables of components' processes, by
 	// component (e.g. the Go runtime's GOGC for kube-apiserver).
 	Env map[string]map[string]string
+	// FeatureGates are given to kube-apiserver, kube-controller-manager
+	// and kube-scheduler alike; RuntimeConfig turns API group versions on
+	// or off in kube-apiserver. The gang profile sets both.
+	FeatureGates  map[string]bool
+	RuntimeConfig map[string]bool
 
 	// Source is where the profile was read from: its built-in file
 	// (fleet/profiles/<name>.yaml) or the user's --profile-file.
@@ -39,6 +45,9 @@ type ComponentProfile struct {
 	// file is the whole profile file of a user's profile, kept with the
 	// cluster it made; nil for the built-in ones.
 	file []byte
+	// summary and note are the file's, kept to describe the profile
+	// again with gang scheduling added (PROFILE+gang).
+	summary, note string
 }
 
 // SchedulerSettings are kube-scheduler's, as its configuration file sets them.
@@ -109,8 +118,53 @@ var (
 	ProfileDefault    = builtinProfile("default")
 	ProfileTuned      = builtinProfile("tuned")
 	ProfileFast       = builtinProfile("fast")
-	ComponentProfiles = []ComponentProfile{ProfileDefault, ProfileTuned, ProfileFast}
+	ProfileGang       = builtinProfile("gang")
+	ComponentProfiles = []ComponentProfile{ProfileDefault, ProfileTuned, ProfileFast, ProfileGang}
 )
+
+// Kubernetes' own gang scheduling (alpha since 1.35): kube-scheduler
+// places the pods of a PodGroup whose policy is a gang all at once or not
+// at all. The gang profile turns it on; PROFILE+gang adds it to another
+// built-in profile.
+const (
+	GateGenericWorkload  = "GenericWorkload"                 // the Workload and PodGroup APIs, pods' spec.schedulingGroup
+	GateGangScheduling   = "GangScheduling"                  // kube-scheduler's GangScheduling plugin
+	GateTopologyAware    = "TopologyAwareWorkloadScheduling" // a PodGroup's topology constraint (alpha since 1.36)
+	SchedulingAPIVersion = "scheduling.k8s.io/v1alpha2"
+	gangSuffix           = "+gang"
+)
+
+// GangScheduling reports whether the profile's kube-scheduler gang-schedules
+// pods that name a PodGroup.
+func (p ComponentProfile) GangScheduling() bool {
+	return p.FeatureGates[GateGenericWorkload] && p.FeatureGates[GateGangScheduling] && p.RuntimeConfig[SchedulingAPIVersion]
+}
+
+// TopologyAwareScheduling reports whether a gang's PodGroup may keep its
+// pods within one topology domain (one rack, one block).
+func (p ComponentProfile) TopologyAwareScheduling() bool {
+	return p.GangScheduling() && p.FeatureGates[GateTopologyAware]
+}
+
+// withGang is p with the gang profile's feature gates and API added, named
+// p.Name+"+gang".
+func (p ComponentProfile) withGang() ComponentProfile {
+	g := ProfileGang
+	p.Name += gangSuffix
+	p.FeatureGates, p.RuntimeConfig = maps.Clone(p.FeatureGates), maps.Clone(p.RuntimeConfig)
+	if p.FeatureGates == nil {
+		p.FeatureGates = map[string]bool{}
+	}
+	if p.RuntimeConfig == nil {
+		p.RuntimeConfig = map[string]bool{}
+	}
+	maps.Copy(p.FeatureGates, g.FeatureGates)
+	maps.Copy(p.RuntimeConfig, g.RuntimeConfig)
+	p.Source += " + " + g.Source
+	p.summary = cmp.Or(p.summary, p.Name[:len(p.Name)-len(gangSuffix)]) + ", plus gang scheduling"
+	p.Description = p.describe(p.summary, p.note)
+	return p
+}
 
 func (p ComponentProfile) describe(summary, note string) string {
 	var b strings.Builder
@@ -143,6 +197,12 @@ func (p ComponentProfile) describe(summary, note string) string {
 	if d := p.Kwok.NodeLeaseDurationSeconds; d > 0 {
 		fmt.Fprintf(&b, ", node leases %d s (renewed every %.0f s)", d, float64(d)/4)
 	}
+	if len(p.FeatureGates) > 0 {
+		fmt.Fprintf(&b, ", feature gates %s", p.featureGatesFlag())
+	}
+	if len(p.RuntimeConfig) > 0 {
+		fmt.Fprintf(&b, ", APIs %s", p.runtimeConfigFlag())
+	}
 	if p.Etcd.UnsafeNoFsync {
 		b.WriteString(", etcd without fsync (NOT DURABLE: a crash of the machine loses writes)")
 	}
@@ -160,15 +220,36 @@ func (s SchedulerSettings) NodesToScore() string {
 	return strconv.Itoa(s.PercentageOfNodesToScore) + "% of nodes"
 }
 
-// LookupComponentProfile returns the named profile.
+// LookupComponentProfile returns the named profile: a built-in one, or
+// one with gang scheduling added (e.g. tuned+gang).
 func LookupComponentProfile(name string) (ComponentProfile, error) {
 	for _, p := range ComponentProfiles {
 		if p.Name == name {
 			return p, nil
 		}
 	}
-	return ComponentProfile{}, fmt.Errorf("unknown profile %q: allowed are %s", name, strings.Join(ComponentProfileNames(), ", "))
+	if base, ok := strings.CutSuffix(name, gangSuffix); ok {
+		for _, p := range ComponentProfiles {
+			if p.Name == base && !p.GangScheduling() {
+				return p.withGang(), nil
+			}
+		}
+	}
+	return ComponentProfile{}, fmt.Errorf("unknown profile %q: allowed are %s, or one of them plus gang scheduling as NAME+gang (e.g. tuned+gang)", name, strings.Join(ComponentProfileNames(), ", "))
 }
+
+// switchesFlag writes a set of switches as Kubernetes' key=value,… flags do,
+// sorted so that the same profile gives the same flag.
+func switchesFlag(m map[string]bool) string {
+	kv := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		kv = append(kv, k+"="+strconv.FormatBool(m[k]))
+	}
+	return strings.Join(kv, ",")
+}
+
+func (p ComponentProfile) featureGatesFlag() string  { return switchesFlag(p.FeatureGates) }
+func (p ComponentProfile) runtimeConfigFlag() string { return switchesFlag(p.RuntimeConfig) }
 
 // ComponentProfileNames lists the profiles' names.
 func ComponentProfileNames() []string {
@@ -180,9 +261,9 @@ func ComponentProfileNames() []string {
 }
 
 // patches turns the profile's flag-borne settings into kwokctl component
-// patches. The scheduler has none: it gets everything from its
-// configuration file, and its --kube-api-qps/--kube-api-burst flags are
-// deprecated and ignored once it reads one.
+// patches. The scheduler has none but feature gates: it gets everything
+// else from its configuration file, and its --kube-api-qps/--kube-api-burst
+// flags are deprecated and ignored once it reads one.
 func (p ComponentProfile) patches() []internalversion.ComponentPatches {
 	arg := func(key string, value int) internalversion.ExtraArgs {
 		return internalversion.ExtraArgs{Key: key, Value: strconv.Itoa(value)}
@@ -201,6 +282,18 @@ func (p ComponentProfile) patches() []internalversion.ComponentPatches {
 			arg("concurrent-job-syncs", c.WorkloadSyncs),
 			arg("concurrent-gc-syncs", c.GCSyncs),
 		}},
+	}
+	// Feature gates go to every Kubernetes component alike, so that the
+	// apiserver serves what the scheduler and controllers use.
+	if len(p.FeatureGates) > 0 {
+		gates := internalversion.ExtraArgs{Key: "feature-gates", Value: p.featureGatesFlag()}
+		for i := range patches {
+			patches[i].ExtraArgs = append(patches[i].ExtraArgs, gates)
+		}
+		patches = append(patches, internalversion.ComponentPatches{Name: "kube-scheduler", ExtraArgs: []internalversion.ExtraArgs{gates}})
+	}
+	if len(p.RuntimeConfig) > 0 {
+		patches[0].ExtraArgs = append(patches[0].ExtraArgs, internalversion.ExtraArgs{Key: "runtime-config", Value: p.runtimeConfigFlag()})
 	}
 	if p.Etcd.UnsafeNoFsync {
 		patches = append(patches, internalversion.ComponentPatches{Name: "etcd",

@@ -67,13 +67,24 @@ type profileFile struct {
 	// Env is optional: environment variables by component, e.g.
 	// kube-apiserver: {GOGC: "200"}.
 	Env map[string]map[string]string `json:"env,omitempty"`
+	// FeatureGates are optional: Kubernetes feature gates, given to
+	// kube-apiserver, kube-controller-manager and kube-scheduler alike
+	// (--feature-gates), e.g. the gang profile's GangScheduling: true.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// RuntimeConfig is optional: API group versions kube-apiserver serves
+	// or not (--runtime-config), e.g. scheduling.k8s.io/v1alpha2: true.
+	RuntimeConfig map[string]bool `json:"runtimeConfig,omitempty"`
 }
 
 // envComponents are the processes a profile may set environment
 // variables of.
 var envComponents = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
 
-var envNameRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+var (
+	envNameRE      = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+	featureGateRE  = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	groupVersionRE = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?v[0-9]+((alpha|beta)[0-9]+)?$`)
+)
 
 // BuiltinProfilePath is where the built-in profile called name lives in
 // GhostFleet's source (and, embedded, in the binary).
@@ -246,6 +257,16 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 			}
 		}
 	}
+	for g := range pf.FeatureGates {
+		if !featureGateRE.MatchString(g) {
+			return fail("featureGates.%s: not a feature gate's name (e.g. GangScheduling)", g)
+		}
+	}
+	for gv := range pf.RuntimeConfig {
+		if !groupVersionRE.MatchString(gv) {
+			return fail("runtimeConfig.%s: not an API group version (e.g. scheduling.k8s.io/v1alpha2)", gv)
+		}
+	}
 	c, a := pf.ControllerManager, pf.APIServer
 	p := ComponentProfile{
 		Name:      pf.Metadata.Name,
@@ -259,8 +280,12 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 		Etcd:            EtcdSettings{QuotaBackendBytes: pf.Etcd.QuotaBackendBytes, UnsafeNoFsync: pf.Etcd.UnsafeNoFsync},
 		Env:             pf.Env,
 		Kwok:            KwokSettings{NodeLeaseDurationSeconds: pf.Kwok.NodeLeaseDurationSeconds},
+		FeatureGates:    pf.FeatureGates,
+		RuntimeConfig:   pf.RuntimeConfig,
 		Source:          source,
 		schedulerConfig: schedulerConfig,
+		summary:         pf.Summary,
+		note:            pf.Note,
 	}
 	p.Description = p.describe(pf.Summary, pf.Note)
 	return p, nil

@@ -3,8 +3,11 @@ package runs
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
 
@@ -12,15 +15,94 @@ import (
 // workload.TrainOptions, whose Validate checks them against the fleet).
 type TrainOptions struct {
 	workload.TrainOptions
+	// GangMode says whether jobs are gang-scheduled: auto ("" too) when
+	// the fleet's profile turns gang scheduling on, on (refused on a fleet
+	// of GhostFleet's without it), or off.
+	GangMode string `json:"gangMode,omitempty"`
+	// Within keeps each gang's pods in one rack or one block (TopologyRack,
+	// TopologyBlock); "" anywhere.
+	Within string `json:"within,omitempty"`
+}
+
+// Gang modes and the topologies a gang may be kept within.
+const (
+	GangAuto      = "auto"
+	GangOn        = "on"
+	GangOff       = "off"
+	TopologyRack  = "rack"
+	TopologyBlock = "block"
+)
+
+// GangModes and Topologies are what --gang and --topology allow.
+var (
+	GangModes  = []string{GangAuto, GangOn, GangOff}
+	Topologies = []string{TopologyRack, TopologyBlock}
+)
+
+// topologyLabels are the node labels a gang's pods share under --topology.
+var topologyLabels = map[string]string{TopologyRack: fleet.LabelRack, TopologyBlock: fleet.LabelBlock}
+
+// checkGang checks --gang and --topology (part of Check).
+func (o *TrainOptions) checkGang() error {
+	if o.GangMode != "" && !slices.Contains(GangModes, o.GangMode) {
+		return fmt.Errorf("--gang %q: allowed are %s", o.GangMode, strings.Join(GangModes, ", "))
+	}
+	if o.Within != "" {
+		if _, ok := topologyLabels[o.Within]; !ok {
+			return fmt.Errorf("--topology %q: allowed are %s (each job's pods in one %s of nodes)", o.Within, strings.Join(Topologies, ", "), strings.Join(Topologies, " or "))
+		}
+		if o.GangMode == GangOff {
+			return fmt.Errorf("--topology %s needs gang scheduling: it is a constraint of each job's PodGroup, and --gang off creates none", o.Within)
+		}
+	}
+	return nil
+}
+
+// gang decides, from the fleet's profile, whether the run's jobs are
+// gang-scheduled, or says why they cannot be. An attached cluster's
+// settings are unknown: auto is off there, and on is taken at its word
+// (a cluster without the API refuses the PodGroups).
+func (o *TrainOptions) gang(env Env, profile string) error {
+	var p fleet.ComponentProfile
+	known := false
+	if !env.Target.Attached() {
+		var err error
+		if p, err = fleet.ClusterProfile(env.Target.Name, profile); err != nil {
+			return err
+		}
+		known = true
+	}
+	switch o.GangMode {
+	case GangOff:
+		o.Gang = false
+	case GangOn:
+		if known && !p.GangScheduling() {
+			return fmt.Errorf("--gang on: fleet %s runs profile %s, without gang scheduling: bring a fleet up with --profile gang (or %s+gang)", env.Target.Name, p.Name, p.Name)
+		}
+		o.Gang = true
+	default:
+		o.Gang = known && p.GangScheduling()
+	}
+	if o.Within == "" {
+		return nil
+	}
+	switch {
+	case !o.Gang:
+		return fmt.Errorf("--topology %s needs gang scheduling, which fleet %s's profile %s does not turn on: bring a fleet up with --profile gang (or %s+gang)", o.Within, env.Target.Name, profile, profile)
+	case known && !p.TopologyAwareScheduling():
+		return fmt.Errorf("--topology %s: fleet %s's profile %s does not turn on the %s feature gate", o.Within, env.Target.Name, p.Name, fleet.GateTopologyAware)
+	}
+	o.Topology = topologyLabels[o.Within]
+	return nil
 }
 
 // NewTrainOptions are a training run's defaults, the same for the flags
 // and the console's form: 100 jobs of 8 whole-DGX pods (8 GPUs) in
 // gf-train, ending after 30s without progress or at 10 minutes.
 func NewTrainOptions() TrainOptions {
-	return TrainOptions{workload.TrainOptions{
+	return TrainOptions{TrainOptions: workload.TrainOptions{
 		Jobs: 100, PodsPerJob: 8, GPUsPerPod: 8, Namespace: "gf-train", Timeout: 10 * time.Minute, Stall: 30 * time.Second,
-	}}
+	}, GangMode: GangAuto}
 }
 
 // Training runs' outcomes besides Interrupted and TimedOut: every job
@@ -42,6 +124,9 @@ type TrainResult struct {
 // the GPUs partly started jobs hold.
 func (r TrainResult) Summary() string {
 	s := fmt.Sprintf("%s: %d/%d jobs running, %d partly, %d not at all", r.Outcome, r.JobsStarted, r.Jobs, r.JobsPartial, r.JobsWaiting)
+	if r.Gang {
+		s += " (gang-scheduled)"
+	}
 	if r.StrandedGPUs > 0 {
 		s += fmt.Sprintf("; %d GPUs stranded", r.StrandedGPUs)
 	}
@@ -58,6 +143,9 @@ func Train(ctx context.Context, env Env, o TrainOptions) (TrainResult, error) {
 	}
 	s, capacity, err := openWorkload(ctx, env)
 	if err != nil {
+		return TrainResult{}, err
+	}
+	if err := o.gang(env, s.profile); err != nil {
 		return TrainResult{}, err
 	}
 	o.RunID, o.Report = NewID("train"), env.reporter().Report

@@ -28,6 +28,9 @@ func (o *TrainOptions) Check() error {
 	if err := workload.CheckNamespace(o.Namespace); err != nil {
 		return err
 	}
+	if err := o.checkGang(); err != nil {
+		return err
+	}
 	return o.TrainOptions.Check()
 }
 

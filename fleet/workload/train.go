@@ -71,6 +71,8 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
 	case o.Stall < 0:
 		return fmt.Errorf("stall %s is out of range: it must be 0 (never) or more", o.Stall)
+	case o.Topology != "" && !o.Gang:
+		return fmt.Errorf("topology %s needs gang scheduling: it is a constraint of each job's PodGroup", o.Topology)
 	}
 	if _, err := ParseClaim(o.Claim); err != nil {
 		return err
@@ -86,6 +88,10 @@ type TrainResult struct {
 	Jobs       int `json:"jobs"`
 	PodsPerJob int `json:"podsPerJob"`
 	GPUsPerPod int `json:"gpusPerPod"`
+	// Gang: each job had a PodGroup with a gang policy (minCount =
+	// PodsPerJob), Topology the node label its pods had to share.
+	Gang     bool   `json:"gang,omitempty"`
+	Topology string `json:"topology,omitempty"`
 	// JobsStarted have every pod running; JobsPartial some; JobsWaiting none.
 	JobsStarted int `json:"jobsStarted"`
 	JobsPartial int `json:"jobsPartial"`
@@ -111,7 +117,7 @@ type TrainResult struct {
 // stalled, timed out, interrupted, failed: …) is the record's Outcome.
 func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult, record.Record, error) {
 	rec := record.Record{ID: opts.RunID, Kind: "train", Params: opts, Started: time.Now().UTC()}
-	res := TrainResult{Jobs: opts.Jobs, PodsPerJob: opts.PodsPerJob, GPUsPerPod: opts.GPUsPerPod}
+	res := TrainResult{Jobs: opts.Jobs, PodsPerJob: opts.PodsPerJob, GPUsPerPod: opts.GPUsPerPod, Gang: opts.Gang, Topology: opts.Topology}
 	r, err := startRun(ctx, clients, opts.Namespace, opts.RunID, jobNameLabel)
 	if err != nil {
 		return res, rec, err

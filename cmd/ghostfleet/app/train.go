@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
@@ -35,10 +36,20 @@ The run ends when every job runs, after --stall without progress, or at
 
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
-GPUs of one NVLink domain).`,
+GPUs of one NVLink domain).
+
+Gang scheduling: on a fleet up with --profile gang (or NAME+gang, e.g.
+tuned+gang) each job also gets a PodGroup (scheduling.k8s.io/v1alpha2)
+whose gang policy's minCount is --pods-per-job, and the job's pods name it
+(spec.schedulingGroup): kube-scheduler's own GangScheduling plugin (alpha)
+binds a job's pods all together or none, so no job starts partly. --gang
+off submits plain jobs there too; --topology keeps each job's pods within
+one rack or one block of nodes. ` + "`ghostfleet unload`" + ` removes the PodGroups with
+the jobs.`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
-  ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra`,
+  ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
+  ghostfleet train --jobs 150 --pods-per-job 8 --topology rack   # on a fleet up with --profile gang`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
@@ -48,9 +59,13 @@ GPUs of one NVLink domain).`,
 	fs.IntVar(&o.GPUsPerPod, "gpus-per-pod", o.GPUsPerPod, "GPUs per pod")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace")
 	fs.StringVar(&o.Claim, "claim", "", "how pods ask for GPUs: "+strings.Join(workload.ClaimModes, ", ")+" (as load --claim; default: as the fleet offers them)")
+	fs.StringVar(&o.GangMode, "gang", o.GangMode, "gang-schedule each job (a PodGroup with minCount = --pods-per-job): "+strings.Join(runs.GangModes, ", ")+"; auto is on when the fleet's profile turns gang scheduling on (--profile gang, NAME+gang), on refuses a fleet without it")
+	fs.StringVar(&o.Within, "topology", "", "with gang scheduling, keep each job's pods within one "+strings.Join(runs.Topologies, " or ")+" of nodes (node label "+fleet.LabelRack+" or "+fleet.LabelBlock+"; default: anywhere)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
 	fs.DurationVar(&o.Stall, "stall", o.Stall, "end when no pod was bound or started for this long (0: never)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("gang", fixed(runs.GangModes...))
+	_ = cmd.RegisterFlagCompletionFunc("topology", fixed(runs.Topologies...))
 	return cmd
 }
 
@@ -72,7 +87,7 @@ func (o *trainOptions) run(ctx context.Context) error {
 }
 
 func printTrain(w io.Writer, r runs.TrainResult) {
-	fmt.Fprintf(w, "train: %d jobs × %d pods × %d GPUs — %s after %.1fs\n", r.Jobs, r.PodsPerJob, r.GPUsPerPod, r.Outcome, r.DurationSeconds)
+	fmt.Fprintf(w, "train: %d jobs × %d pods × %d GPUs%s — %s after %.1fs\n", r.Jobs, r.PodsPerJob, r.GPUsPerPod, gangWords(r.TrainResult), r.Outcome, r.DurationSeconds)
 	fmt.Fprintf(w, "  jobs fully running %d, partly %d, not at all %d\n", r.JobsStarted, r.JobsPartial, r.JobsWaiting)
 	l := r.StartLatency
 	fmt.Fprintf(w, "  time to start a job (all pods running): p50 %.2fs  p99 %.2fs  max %.2fs\n", l.P50, l.P99, l.Max)
@@ -81,4 +96,15 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		fmt.Fprintf(w, "  jobs not created (their create failed): %d\n", r.JobsNotCreated)
 	}
 	printRequests(w, r.Requests)
+}
+
+// gangWords says how a training run's jobs were scheduled, when as gangs.
+func gangWords(r workload.TrainResult) string {
+	switch {
+	case r.Topology != "":
+		return ", gang-scheduled within one " + r.Topology + " value each"
+	case r.Gang:
+		return ", gang-scheduled (a PodGroup each)"
+	}
+	return ""
 }
