@@ -36,6 +36,10 @@ type Result struct {
 	// ClusterCreated tells a snapshot of this fleet from one of an earlier
 	// fleet of the same name, whose certificates differ.
 	ClusterCreated time.Time `json:"clusterCreated"`
+	// Versions are the fleet's Kubernetes, etcd and kwok versions: a
+	// copy (RestoreCopy) goes only into a fleet of the same ones. States
+	// saved before GhostFleet recorded them have none.
+	Versions binaries.Versions `json:"versions,omitzero"`
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
@@ -122,7 +126,7 @@ func Save(ctx context.Context, name, root, stateName string, tools fleet.Snapsho
 	}
 	rec := record.Record{ID: filepath.Base(dir), Kind: Kind, Cluster: name, Profile: st.Profile, Started: started, Ended: time.Now().UTC(),
 		Outcome: "completed", Params: Params{Name: stateName},
-		Result: Result{Counts: counts, Snapshot: File, Bytes: size, ClusterCreated: st.Created}}
+		Result: Result{Counts: counts, Snapshot: File, Bytes: size, ClusterCreated: st.Created, Versions: st.Versions}}
 	if err := record.WriteJSON(dir, "run.json", rec); err != nil {
 		_ = os.RemoveAll(dir)
 		return record.Record{}, "", err
@@ -174,6 +178,36 @@ type RestoreResult struct {
 // never leaves etcd down. The returned record (kind "restore") is not
 // written; it is the zero Record when Restore refused and changed nothing.
 func Restore(ctx context.Context, name, root, id string, tools fleet.SnapshotTools, report progress.Func) (record.Record, error) {
+	return restore(ctx, name, root, id, tools, report, false)
+}
+
+// RestoreCopy is Restore into another fleet than the one saved: a
+// throwaway fleet that runs the saved cluster under other control-plane
+// settings (ghostfleet ab). The objects come back as saved; what etcd
+// does not hold (certificates, the components' flags) is the fleet's
+// own. The fleet must run the versions the state was saved with.
+func RestoreCopy(ctx context.Context, name, root, id string, tools fleet.SnapshotTools, report progress.Func) (record.Record, error) {
+	return restore(ctx, name, root, id, tools, report, true)
+}
+
+// CheckCopy says whether the saved state id can be copied into a fleet
+// running versions, before any fleet is made for it.
+func CheckCopy(root, id string, versions binaries.Versions) (record.Record, Result, error) {
+	saved, res, err := Find(root, id)
+	if err != nil {
+		return saved, res, err
+	}
+	switch {
+	case res.Versions == (binaries.Versions{}):
+		return saved, res, fmt.Errorf("saved state %s does not say which Kubernetes and etcd versions saved it (saved by an older GhostFleet): save it again with this one to copy it into another fleet", saved.ID)
+	case res.Versions.SetName() != versions.SetName():
+		return saved, res, fmt.Errorf("saved state %s was saved by a fleet of %s; this GhostFleet runs %s: a state goes only into a fleet of the versions that saved it (save it again with this GhostFleet's fleet)",
+			saved.ID, res.Versions.SetName(), versions.SetName())
+	}
+	return saved, res, nil
+}
+
+func restore(ctx context.Context, name, root, id string, tools fleet.SnapshotTools, report progress.Func, copy bool) (record.Record, error) {
 	saved, res, err := Find(root, id)
 	if err != nil {
 		return record.Record{}, err
@@ -182,7 +216,11 @@ func Restore(ctx context.Context, name, root, id string, tools fleet.SnapshotToo
 	if err != nil {
 		return record.Record{}, err
 	}
-	if saved.Cluster != name || !res.ClusterCreated.Equal(st.Created) {
+	if copy {
+		if _, _, err := CheckCopy(root, id, st.Versions); err != nil {
+			return record.Record{}, err
+		}
+	} else if saved.Cluster != name || !res.ClusterCreated.Equal(st.Created) {
 		return record.Record{}, fmt.Errorf("saved state %s is of fleet %q created %s, not of this fleet %q created %s: only a fleet's own states can be restored",
 			saved.ID, saved.Cluster, res.ClusterCreated.Format(time.RFC3339), name, st.Created.Format(time.RFC3339))
 	}

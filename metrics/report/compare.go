@@ -67,13 +67,39 @@ func row(id, title, unit string, a, b Side) CompareRow {
 // report.html: each SLO and each catalog query's worst value in snapshot
 // A and in B, side by side, with B − A and B / A.
 func Compare(root, a, b string) (string, error) {
-	runA, msA, vsA, err := LoadSnapshot(a)
+	c, err := CompareSnapshots(a, b)
 	if err != nil {
 		return "", err
 	}
-	runB, msB, vsB, err := LoadSnapshot(b)
+	dir, err := record.NewRunDir(root, "compare", time.Now())
 	if err != nil {
 		return "", err
+	}
+	var buf strings.Builder
+	err = compareTemplate.Execute(&buf, c)
+	if err == nil {
+		err = record.WriteJSON(dir, "compare.json", c)
+	}
+	if err == nil {
+		err = record.WriteFile(dir, "report.html", []byte(inert(buf.String())))
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir) // no half-made comparison
+		return "", err
+	}
+	return filepath.Join(dir, "report.html"), nil
+}
+
+// CompareSnapshots sets each SLO and catalog query's worst value in
+// snapshot folder a beside b's.
+func CompareSnapshots(a, b string) (Comparison, error) {
+	runA, msA, vsA, err := LoadSnapshot(a)
+	if err != nil {
+		return Comparison{}, err
+	}
+	runB, msB, vsB, err := LoadSnapshot(b)
+	if err != nil {
+		return Comparison{}, err
 	}
 	c := Comparison{A: a, B: b, RunA: runA, RunB: runB}
 	verdictB := map[string]Verdict{}
@@ -93,23 +119,7 @@ func Compare(root, a, b string) (string, error) {
 	for _, qa := range msA {
 		c.Queries = append(c.Queries, row(qa.ID, qa.Title, qa.Unit, worst(qa), worst(seriesB[qa.ID])))
 	}
-	dir, err := record.NewRunDir(root, "compare", time.Now())
-	if err != nil {
-		return "", err
-	}
-	var buf strings.Builder
-	err = compareTemplate.Execute(&buf, c)
-	if err == nil {
-		err = record.WriteJSON(dir, "compare.json", c)
-	}
-	if err == nil {
-		err = record.WriteFile(dir, "report.html", []byte(inert(buf.String())))
-	}
-	if err != nil {
-		_ = os.RemoveAll(dir) // no half-made comparison
-		return "", err
-	}
-	return filepath.Join(dir, "report.html"), nil
+	return c, nil
 }
 
 var compareTemplate = template.Must(template.New("compare").Funcs(template.FuncMap{
