@@ -43,6 +43,8 @@ type State struct {
 	Created        time.Time         `json:"created"`
 	// MetricsServer is set on fleets that run metrics-server.
 	MetricsServer bool `json:"metricsServer,omitempty"`
+	// Autoscaler is set on fleets whose nodes Karpenter adds and removes.
+	Autoscaler *AutoscalerState `json:"autoscaler,omitempty"`
 }
 
 // PrometheusURL is where the cluster's Prometheus answers.
@@ -105,7 +107,11 @@ type UpOptions struct {
 	// binaries.MetricsServer) and serves metrics.k8s.io from the pods'
 	// emulated usage (see InstallMetricsServer).
 	MetricsServer bool
-	Report        progress.Func
+	// Autoscaler, when set, runs Karpenter's kwok provider with these
+	// NodePools (Binaries must then resolve binaries.Karpenter); Up
+	// fills in its binary and ports.
+	Autoscaler []NodePoolSpec
+	Report     progress.Func
 }
 
 // ErrProfileMismatch is returned when a running fleet has another profile.
@@ -168,6 +174,17 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 
 	state := State{Name: opts.Name, Profile: opts.Profile.Name, PrometheusPort: opts.PrometheusPort,
 		MetricsServer: opts.MetricsServer, Versions: opts.Versions, Created: time.Now().UTC()}
+	if len(opts.Autoscaler) > 0 {
+		a, err := NewAutoscalerState(set.Path(binaries.Karpenter), opts.Autoscaler)
+		if err == nil {
+			err = prepareKarpenter(opts.Name, a)
+		}
+		if err != nil {
+			_ = os.RemoveAll(clusterWorkdir(opts.Name)) // only our files are in it yet
+			return UpResult{}, fmt.Errorf("setting up Karpenter: %w", err)
+		}
+		state.Autoscaler = &a
+	}
 	done := progress.Step(report, "create", "creating cluster "+opts.Name+" (kwok binary runtime, profile "+opts.Profile.Name+")", 20*time.Second)
 	err = kwokctl(ctx, report, func(ctx context.Context) error {
 		conf := config.GetKwokctlConfiguration(ctx)
@@ -183,6 +200,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		o.PrometheusPort = uint32(opts.PrometheusPort)
 		if opts.MetricsServer {
 			enableMetricsServer(o, set.Path(binaries.MetricsServer))
+		}
+		if a := state.Autoscaler; a != nil {
+			conf.Components = append(conf.Components, karpenterComponent(clusterWorkdir(opts.Name), *a))
 		}
 		if q := opts.Profile.Etcd.QuotaBackendBytes; q > 0 {
 			o.EtcdQuotaBackendSize = strconv.FormatInt(q, 10)
@@ -220,6 +240,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	if err == nil {
 		err = setUpStages(ctx, opts.Name, opts.Stages, report)
 	}
+	if err == nil && state.Autoscaler != nil {
+		err = installKarpenterCRDsOn(ctx, opts.Name, *state.Autoscaler)
+	}
 	if err == nil {
 		err = saveState(state)
 	}
@@ -248,6 +271,11 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 			return UpResult{State: state}, err
 		}
 	}
+	if a := state.Autoscaler; a != nil {
+		if err := InstallKarpenter(ctx, opts.Name, *a, true, report); err != nil {
+			return UpResult{State: state}, err
+		}
+	}
 	return UpResult{State: state}, nil
 }
 
@@ -269,6 +297,9 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 	}
 	if opts.MetricsServer && !state.MetricsServer {
 		return UpResult{State: state}, fmt.Errorf("fleet %s is up without metrics-server, which kwokctl cannot add to a running cluster: run `ghostfleet clean --name %s` and then `ghostfleet up --metrics-server`", opts.Name, opts.Name)
+	}
+	if err := sameAutoscaler(opts, state); err != nil {
+		return UpResult{State: state}, err
 	}
 	if state.Profile != opts.Profile.Name {
 		return UpResult{State: state}, fmt.Errorf("%w: fleet %s is up with profile %q, not %q: run `ghostfleet clean` and then `ghostfleet up --profile %s`",
@@ -305,7 +336,12 @@ func installOnRunning(ctx context.Context, opts UpOptions, state State, report p
 		return err
 	}
 	if state.MetricsServer {
-		return InstallMetricsServer(ctx, opts.Name, report)
+		if err := InstallMetricsServer(ctx, opts.Name, report); err != nil {
+			return err
+		}
+	}
+	if a := state.Autoscaler; a != nil {
+		return InstallKarpenter(ctx, opts.Name, *a, false, report)
 	}
 	return nil
 }

@@ -158,7 +158,12 @@ func apiServiceAvailable(obj *unstructured.Unstructured) (bool, string) {
 // Service and APIService applied here.
 func applyUnstructured(ctx context.Context, dc dynamic.Interface, obj *unstructured.Unstructured) error {
 	gvk := obj.GroupVersionKind()
-	gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: lowerPlural(gvk.Kind)}
+	return applyAs(ctx, dc, schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: lowerPlural(gvk.Kind)}, obj)
+}
+
+// applyAs creates obj as resource gvr or replaces what has its name.
+func applyAs(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) error {
+	gvk := obj.GroupVersionKind()
 	var ri dynamic.ResourceInterface = dc.Resource(gvr)
 	if ns := obj.GetNamespace(); ns != "" {
 		ri = dc.Resource(gvr).Namespace(ns)

@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -66,42 +65,27 @@ func nodeIndex(name string) (int, bool) {
 // taint so that only workloads meant for the fake fleet land there.
 func NewNode(p GPUProfile, i int) *corev1.Node {
 	rack := i / p.NodesPerRack
-	arch := "amd64"
-	if p.Family == "blackwell" && p.Machine == "GB200-NVL72" {
-		arch = "arm64"
-	}
+	arch := profileArch(p)
 	name := NodeName(i)
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:              resource.MustParse(p.CPU),
-		corev1.ResourceMemory:           resource.MustParse(p.Memory),
-		corev1.ResourceEphemeralStorage: resource.MustParse(p.Storage),
-		corev1.ResourcePods:             *resource.NewQuantity(int64(p.Pods), resource.DecimalSI),
-		ResourceGPU:                     *resource.NewQuantity(int64(p.GPUs), resource.DecimalSI),
-		ResourceRDMA:                    *resource.NewQuantity(int64(p.RDMANICs), resource.DecimalSI),
+	capacity := profileCapacity(p)
+	labels := profileLabels(p)
+	for k, v := range map[string]string{
+		"kubernetes.io/hostname":           name,
+		"kubernetes.io/os":                 "linux",
+		"kubernetes.io/arch":               arch,
+		"node.kubernetes.io/instance-type": p.Machine,
+		LabelRegion:                        "ghostfleet",
+		LabelZone:                          fmt.Sprintf("zone-%c", 'a'+rune(i/nodesPerZone%26)),
+		LabelBlock:                         fmt.Sprintf("block-%03d", i/nodesPerBlock),
+		LabelRack:                          fmt.Sprintf("rack-%04d", rack),
+		LabelNVLink:                        fmt.Sprintf("nvl-%05d", i/p.NodesPerNVLinkDomain),
+	} {
+		labels[k] = v
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: name,
-			Labels: map[string]string{
-				LabelManaged:                       "true",
-				LabelGPUProfile:                    p.Name,
-				LabelType:                          "kwok",
-				"kubernetes.io/hostname":           name,
-				"kubernetes.io/os":                 "linux",
-				"kubernetes.io/arch":               arch,
-				"node.kubernetes.io/instance-type": p.Machine,
-				"nvidia.com/gpu.present":           "true",
-				"nvidia.com/gpu.product":           p.Product,
-				"nvidia.com/gpu.family":            p.Family,
-				"nvidia.com/gpu.machine":           p.Machine,
-				"nvidia.com/gpu.count":             strconv.Itoa(p.GPUs),
-				"nvidia.com/gpu.memory":            strconv.Itoa(p.GPUMemoryMB),
-				LabelRegion:                        "ghostfleet",
-				LabelZone:                          fmt.Sprintf("zone-%c", 'a'+rune(i/nodesPerZone%26)),
-				LabelBlock:                         fmt.Sprintf("block-%03d", i/nodesPerBlock),
-				LabelRack:                          fmt.Sprintf("rack-%04d", rack),
-				LabelNVLink:                        fmt.Sprintf("nvl-%05d", i/p.NodesPerNVLinkDomain),
-			},
+			Name:   name,
+			Labels: labels,
 			Annotations: map[string]string{
 				AnnotationFake:                 "fake",
 				"node.alpha.kubernetes.io/ttl": "0",
@@ -166,6 +150,8 @@ type ScaleOptions struct {
 // ScaleResult says what Scale did and how long it took.
 type ScaleResult struct {
 	Created, Deleted, Kept int
+	// Autoscaled counts the nodes Karpenter made, which Scale leaves to it.
+	Autoscaled int
 	// GPUModel is the model the fleet's nodes use.
 	GPUModel string
 	// Slices counts ResourceSlices created (DRA only).
@@ -179,7 +165,7 @@ type ScaleResult struct {
 // Scale makes the fleet have exactly opts.Count GhostFleet nodes: it keeps
 // nodes 0..Count-1 that exist, creates the missing ones and deletes the
 // rest. It only ever deletes nodes that carry GhostFleet's label and
-// kwok's fake-node annotation.
+// kwok's fake-node annotation, and never those Karpenter made.
 func Scale(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions) (ScaleResult, error) {
 	if err := ValidateNodeCount(opts.Count); err != nil {
 		return ScaleResult{}, err
@@ -205,6 +191,10 @@ func Scale(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions) (Sca
 		n := &existing.Items[k]
 		if n.Annotations[AnnotationFake] != "fake" {
 			continue // not ours to touch, whatever its labels say
+		}
+		if IsKarpenterNode(n) {
+			res.Autoscaled++ // Karpenter's to add and remove
+			continue
 		}
 		i, ok := nodeIndex(n.Name)
 		if !ok || i >= opts.Count {

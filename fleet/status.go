@@ -29,6 +29,9 @@ type Status struct {
 	// Etcd is etcd's alarms and database size (GhostFleet's own fleet;
 	// nil when etcd did not answer or the cluster is attached).
 	Etcd *EtcdSpace `json:"etcd,omitempty"`
+	// Autoscaler is the fleet's Karpenter and its NodePools (nil when the
+	// fleet does not autoscale).
+	Autoscaler *AutoscalerStatus `json:"autoscaler,omitempty"`
 }
 
 // ComponentHealth is one control-plane process.
@@ -91,11 +94,13 @@ func (s Status) Healthy() bool {
 // an attached cluster without a known Prometheus.
 func GetStatus(ctx context.Context, t Target, prometheusURL string) (Status, error) {
 	st := Status{Cluster: t.Name, Attached: t.Attached(), Kubeconfig: t.Kubeconfig}
+	var autoscaler *AutoscalerState
 	if !t.Attached() {
 		state, err := LoadState(t.Name)
 		if err != nil {
 			return st, fmt.Errorf("fleet %q is not up (%v): run `ghostfleet up`", t.Name, err)
 		}
+		autoscaler = state.Autoscaler
 		st.Profile = state.Profile
 		prometheusURL = state.PrometheusURL()
 	}
@@ -139,6 +144,11 @@ func GetStatus(ctx context.Context, t Target, prometheusURL string) (Status, err
 	}
 	if err := countPods(ctx, cs, &st); err != nil {
 		return st, err
+	}
+	if autoscaler != nil {
+		if st.Autoscaler, err = autoscalerStatus(ctx, t, *autoscaler); err != nil {
+			return st, err
+		}
 	}
 	dra, err := ListDRA(ctx, cs)
 	if err != nil {

@@ -2,6 +2,7 @@ package binaries
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -16,13 +17,36 @@ type Binary struct {
 	// Typical is how long a cold build takes on a 2-core machine; it is only
 	// shown as an estimate next to the elapsed time.
 	Typical time.Duration
+	// source is the Go module of pkg that patches and manifests are in.
+	source string
+	// patches change the module's source for GhostFleet's build (go build
+	// -overlay); a patch that no longer applies fails the build.
+	patches []sourcePatch
+	// manifests are folders of the built module whose YAML files are
+	// copied into ManifestsDir next to the binary when it is built, so
+	// that running it needs neither the network nor the module cache.
+	manifests []string
 }
+
+// sourcePatch replaces old by new, exactly count times, in file (a path
+// inside the binary's source module).
+type sourcePatch struct {
+	file, old, new string
+	count          int
+}
+
+// ManifestsDir is where the manifests of the binary at path are (see
+// Binary.manifests): Karpenter's CRDs.
+func ManifestsDir(path string) string { return filepath.Join(filepath.Dir(path), "manifests") }
 
 // Build modules.
 const (
 	moduleControlPlane  = "controlplane"
 	modulePrometheus    = "prometheus"
 	moduleMetricsServer = "metricsserver"
+	moduleKarpenter     = "karpenter"
+
+	karpenterModule = "sigs.k8s.io/karpenter"
 )
 
 // Component names as kwokctl spells them.
@@ -37,6 +61,9 @@ const (
 	Kwokctl               = "kwokctl"
 	Prometheus            = "prometheus"
 	MetricsServer         = "metrics-server"
+	// Karpenter is Karpenter's kwok provider (package
+	// sigs.k8s.io/karpenter/kwok), under the name it runs as on a fleet.
+	Karpenter = "karpenter"
 )
 
 func kubeLDFlags(v Versions) string {
@@ -79,6 +106,19 @@ func metricsServerLDFlags(v Versions) string {
 		" -X " + pkg + ".gitMinor=" + minor + " -X " + pkg + ".gitTreeState=clean"
 }
 
+// karpenterLDFlags stamp the version where Karpenter's Makefile does.
+func karpenterLDFlags(v Versions) string {
+	return "-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=" + v.Karpenter
+}
+
+// karpenterLoopback makes Karpenter listen for metrics and health probes
+// on 127.0.0.1 only, like every process of a fleet: it binds ":PORT", on
+// every interface, and has no flag for the address.
+var karpenterLoopback = []sourcePatch{{
+	file: "pkg/operator/operator.go",
+	old:  `fmt.Sprintf(":%d", options.FromContext(ctx).`, new: `fmt.Sprintf("127.0.0.1:%d", options.FromContext(ctx).`, count: 2,
+}}
+
 // All lists every binary in build order: the apiserver first, because it
 // compiles most of what the scheduler and controller-manager share.
 var All = []Binary{
@@ -95,10 +135,13 @@ var All = []Binary{
 // OnDemand lists binaries only some commands need, built the first time
 // one of them runs (not by a plain `up`): etcdutl restores etcd snapshots
 // (etcd 3.6 moved `snapshot restore` out of etcdctl); metrics-server runs
-// on fleets brought up with --metrics-server.
+// on fleets brought up with --metrics-server, Karpenter's kwok provider on
+// those brought up with --autoscaler karpenter (with its CRDs beside it).
 var OnDemand = []Binary{
 	{Name: Etcdutl, module: moduleControlPlane, pkg: "go.etcd.io/etcd/etcdutl/v3", ldflags: plainLDFlags, Typical: 30 * time.Second},
 	{Name: MetricsServer, module: moduleMetricsServer, pkg: "sigs.k8s.io/metrics-server/cmd/metrics-server", ldflags: metricsServerLDFlags, Typical: 2 * time.Minute},
+	{Name: Karpenter, module: moduleKarpenter, pkg: karpenterModule + "/kwok", ldflags: karpenterLDFlags, Typical: 5 * time.Minute,
+		source: karpenterModule, patches: karpenterLoopback, manifests: []string{"kwok/charts/crds", "kwok/apis/crds"}},
 }
 
 // Lookup returns the binary called name (of All or OnDemand).
@@ -137,6 +180,8 @@ func (v Versions) VersionOf(name string) string {
 		return v.Prometheus
 	case MetricsServer:
 		return v.MetricsServer
+	case Karpenter:
+		return v.Karpenter
 	default:
 		return v.Kubernetes
 	}

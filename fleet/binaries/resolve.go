@@ -5,12 +5,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/mod/modfile"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 )
@@ -205,6 +209,8 @@ func moduleFiles(module string) (mod, sum []byte) {
 		return prometheusMod, prometheusSum
 	case moduleMetricsServer:
 		return metricsServerMod, metricsServerSum
+	case moduleKarpenter:
+		return karpenterMod, karpenterSum
 	}
 	return controlPlaneMod, controlPlaneSum
 }
@@ -222,10 +228,10 @@ func (r *Resolver) cachePlace(bs []Binary) string {
 
 // cachePath is where the binary b is cached: in the version set's folder,
 // except a binary pinned by a module of its own outside that set
-// (metrics-server), which has a folder named after its own version, so
-// that neither version change rebuilds the other.
+// (metrics-server, Karpenter), which has a folder named after its own
+// version, so that neither version change rebuilds the other.
 func (r *Resolver) cachePath(b Binary) string {
-	if b.module == moduleMetricsServer {
+	if b.module == moduleMetricsServer || b.module == moduleKarpenter {
 		return filepath.Join(r.CacheRoot, b.Name+"-"+r.Versions.VersionOf(b.Name), b.Name)
 	}
 	return filepath.Join(r.CacheDir(), b.Name)
@@ -255,19 +261,37 @@ func (r *Resolver) build(ctx context.Context, goBin string, b Binary, n, total i
 
 	done := progress.Step(r.report, "build "+b.Name,
 		fmt.Sprintf("building %s (%d/%d) from %s", b.Name, n, total, b.pkg), b.Typical)
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags", b.ldflags(r.Versions), "-o", tmp, b.pkg)
+	defer done()
+	args := []string{"build", "-trimpath", "-ldflags", b.ldflags(r.Versions), "-o", tmp}
+	var moduleDir string
+	if len(b.patches) > 0 || len(b.manifests) > 0 {
+		var err error
+		if moduleDir, err = goModuleDir(ctx, goBin, src, b.source); err != nil {
+			return "", fmt.Errorf("building %s: %w", b.Name, err)
+		}
+	}
+	if len(b.patches) > 0 {
+		if err := patchedModule(src, b, moduleDir, mod); err != nil {
+			return "", fmt.Errorf("building %s: %w", b.Name, err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, goBin, append(args, b.pkg)...)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
-	done()
 	if err != nil {
 		_ = os.Remove(tmp)
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("build of %s interrupted; nothing was cached for it", b.Name)
 		}
 		return "", fmt.Errorf("building %s failed: %v\n%s", b.Name, err, lastLines(stderr.String(), 20))
+	}
+	// The binary is what marks the cache complete: its manifests go first.
+	if err := copyManifests(moduleDir, b.manifests, ManifestsDir(out)); err != nil {
+		_ = os.Remove(tmp)
+		return "", fmt.Errorf("building %s: %w", b.Name, err)
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		return "", err
@@ -281,4 +305,108 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// goModuleDir is the folder of module (as src's go.mod requires it) in
+// the module cache, downloaded when it is not there yet.
+func goModuleDir(ctx context.Context, goBin, src, module string) (string, error) {
+	cmd := exec.CommandContext(ctx, goBin, "mod", "download", "-json", module)
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s: %v\n%s", module, err, lastLines(stderr.String(), 5))
+	}
+	var info struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &info); err != nil || info.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: no folder in its answer (%v %s)", module, err, info.Error)
+	}
+	return info.Dir, nil
+}
+
+// patchedModule copies b's source module from the module cache into src,
+// applies b's patches there, and has src's go.mod build with that copy
+// (a replace directive): go build -overlay may not replace files in the
+// module cache. It fails when a patch does not apply as written (the
+// pinned module changed).
+func patchedModule(src string, b Binary, moduleDir string, mod []byte) error {
+	dir := filepath.Join(src, "patched-"+b.Name)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	err := filepath.WalkDir(moduleDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(moduleDir, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), data, 0o644)
+	})
+	if err != nil {
+		return fmt.Errorf("copying %s: %w", moduleDir, err)
+	}
+	for _, p := range b.patches {
+		file := filepath.Join(dir, filepath.FromSlash(p.file))
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		if n := strings.Count(string(data), p.old); n != p.count {
+			return fmt.Errorf("patch of %s: %q occurs %d times, want %d", p.file, p.old, n, p.count)
+		}
+		if err := os.WriteFile(file, []byte(strings.ReplaceAll(string(data), p.old, p.new)), 0o644); err != nil {
+			return err
+		}
+	}
+	f, err := modfile.Parse("go.mod", mod, nil)
+	if err != nil {
+		return err
+	}
+	if err := f.AddReplace(b.source, "", "./patched-"+b.Name, ""); err != nil {
+		return err
+	}
+	out, err := f.Format()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(src, "go.mod"), out, 0o644)
+}
+
+// copyManifests copies the YAML files of the module's folders into dest.
+func copyManifests(moduleDir string, folders []string, dest string) error {
+	if len(folders) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return err
+	}
+	copied := 0
+	for _, f := range folders {
+		files, err := filepath.Glob(filepath.Join(moduleDir, filepath.FromSlash(f), "*.yaml"))
+		if err != nil {
+			return err
+		}
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dest, filepath.Base(file)), data, 0o644); err != nil {
+				return err
+			}
+			copied++
+		}
+	}
+	if copied == 0 {
+		return fmt.Errorf("no manifests in %s of %s", strings.Join(folders, ", "), moduleDir)
+	}
+	return nil
 }

@@ -25,6 +25,10 @@ var (
 	metricsServerMod []byte
 	//go:embed modules/metricsserver.sum
 	metricsServerSum []byte
+	//go:embed modules/karpenter.mod
+	karpenterMod []byte
+	//go:embed modules/karpenter.sum
+	karpenterSum []byte
 )
 
 // Versions is the set of component versions GhostFleet runs.
@@ -38,6 +42,13 @@ type Versions struct {
 	// Resolver.cachePath), so it is not part of SetName: pinning it
 	// never invalidates the control plane's cache.
 	MetricsServer string `json:"metricsServer,omitempty"` // v0.8.0
+	// Karpenter is the kwok provider of Karpenter, built only for fleets
+	// that autoscale (up --autoscaler karpenter), cached like
+	// metrics-server in a folder of its own. v1.14.0, not v1.15.0:
+	// v1.15.0 declares go 1.26.9, and CI and the machines GhostFleet is
+	// developed on build with go1.26.8 under GOTOOLCHAIN=local; v1.14.0
+	// declares go 1.26.5.
+	Karpenter string `json:"karpenter,omitempty"` // v1.14.0
 }
 
 // SetName names the version set; it keys the binary cache so that a version
@@ -55,9 +66,15 @@ func Pinned() Versions {
 			v.MetricsServer = ms["sigs.k8s.io/metrics-server"]
 		}
 	}
-	if err != nil || v.MetricsServer == "" {
+	if err == nil {
+		var km map[string]string
+		if km, err = requires("karpenter.mod", karpenterMod); err == nil {
+			v.Karpenter = km[karpenterModule]
+		}
+	}
+	if err != nil || v.MetricsServer == "" || v.Karpenter == "" {
 		// The modules are embedded at compile time and covered by tests.
-		panic(fmt.Sprintf("pinned modules: %v (metrics-server %q)", err, v.MetricsServer))
+		panic(fmt.Sprintf("pinned modules: %v (metrics-server %q, karpenter %q)", err, v.MetricsServer, v.Karpenter))
 	}
 	return v
 }

@@ -88,6 +88,7 @@ func printStatus(w io.Writer, st fleet.Status) {
 	}
 	fmt.Fprintf(w, "  %d/%d Ready (%d fake), %d GPUs allocatable%s, %d allocated\n",
 		st.Nodes.Ready, st.Nodes.Total, st.Nodes.Fake, st.GPUs.Allocatable, dra, st.GPUs.Allocated)
+	printAutoscaler(w, st.Autoscaler)
 	fmt.Fprintln(w, "\nPods:")
 	if len(st.Pods.Namespaces) == 0 {
 		fmt.Fprintln(w, "  (no GhostFleet workload namespaces yet)")
@@ -111,4 +112,20 @@ func printStatus(w io.Writer, st fleet.Status) {
 		fmt.Fprintf(w, "  %s — %d/%d targets up\n", st.Prometheus.URL, up, len(st.Prometheus.Targets))
 	}
 	fmt.Fprintf(w, "\nkubeconfig: %s\n", st.Kubeconfig)
+}
+
+// printAutoscaler shows the fleet's Karpenter NodePools and the nodes
+// each made.
+func printAutoscaler(w io.Writer, a *fleet.AutoscalerStatus) {
+	if a == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nAutoscaler: %s (consolidate after %s), %d NodeClaims\n", a.Name, a.ConsolidateAfter, a.NodeClaims)
+	for _, p := range a.NodePools {
+		if p.Missing {
+			fmt.Fprintf(w, "  NodePool %-16s MISSING (ghostfleet up puts it back)\n", p.Name)
+			continue
+		}
+		fmt.Fprintf(w, "  NodePool %-16s %d/%d nodes Ready (%s, at most %d)\n", p.Name, p.Ready, p.Nodes, p.Profile, p.MaxNodes)
+	}
 }

@@ -66,6 +66,7 @@ type upOptions struct {
 	verbose        bool
 	dcgm           bool
 	metricsServer  bool
+	autoscale      autoscaleFlags
 }
 
 func newUpCommand(g *globals) *cobra.Command {
@@ -125,6 +126,7 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
 	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1 (0: no Prometheus; snapshots then scrape the components directly)")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
 	fs.BoolVar(&o.metricsServer, "metrics-server", false, "run metrics-server (built from its pinned module on first use) serving metrics.k8s.io from every pod's emulated CPU and memory usage: kubectl top, HPAs, `ghostfleet usage set`")
+	o.autoscale.add(fs)
 	fs.BoolVar(&o.dcgm, "dcgm", false, "every node serves dcgm-exporter's GPU series (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE per GPU) for Prometheus; costs a scrape per node every 15s")
 	o.bins.add(fs)
 	_ = cmd.RegisterFlagCompletionFunc("gpu-profile", fixed(fleet.GPUProfileNames()...))
@@ -152,6 +154,10 @@ func (o *upOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	pools, err := o.autoscale.specs(gpu)
+	if err != nil {
+		return err
+	}
 	var stages []*v1alpha1.Stage
 	for _, f := range o.stageFiles {
 		s, err := fleet.LoadStageFile(f)
@@ -175,10 +181,14 @@ func (o *upOptions) run(ctx context.Context) error {
 		ms, _ := binaries.Lookup(binaries.MetricsServer)
 		r.Also = append(r.Also, ms)
 	}
+	if len(pools) > 0 {
+		k, _ := binaries.Lookup(binaries.Karpenter)
+		r.Also = append(r.Also, k)
+	}
 	res, err := fleet.Up(ctx, fleet.UpOptions{
 		Name: o.name, Profile: profile, PrometheusPort: o.prometheusPort,
 		Binaries: r.Resolve, Versions: r.Versions, Stages: stages, Report: p.Report,
-		MetricsServer: o.metricsServer,
+		MetricsServer: o.metricsServer, Autoscaler: pools,
 	})
 	if err != nil {
 		return err
@@ -281,6 +291,10 @@ func printAccess(out interface{ Write([]byte) (int, error) }, t fleet.Target, s 
 	fmt.Fprintf(out, "  try:        kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", t.Kubeconfig)
 	if s.MetricsServer {
 		fmt.Fprintf(out, "              kubectl --kubeconfig %s top nodes  (metrics-server: first figures ~30 s after a pod starts)\n", t.Kubeconfig)
+	}
+	if a := s.Autoscaler; a != nil {
+		fmt.Fprintf(out, "  autoscaler: karpenter, NodePools %s (up to %d nodes each, consolidated %s after they empty); log %s\n",
+			strings.Join(a.NodePools, ", "), a.MaxNodes, a.Consolidate, fleet.ComponentLogPath(s.Name, binaries.Karpenter))
 	}
 }
 

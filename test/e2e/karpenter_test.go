@@ -1,0 +1,137 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
+)
+
+const karpenterCluster = "gf-karp-e2e"
+
+// TestKarpenterAddsAndRemovesGPUNodes is #19 item 4 as a user meets it:
+// a small fleet brought up with --autoscaler karpenter (its kwok provider
+// built from its pinned module on first use: about 5 minutes of a quiet
+// 2-core machine), GPU pods beyond what the fleet has, Karpenter adding
+// kwok nodes that look like GhostFleet's and run them, and removing them
+// once the pods are gone. A NodePool of an unknown profile is refused
+// before anything is built or created.
+func TestKarpenterAddsAndRemovesGPUNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	t.Cleanup(func() { ghostfleet(t, context.Background(), "clean", "--name", karpenterCluster) })
+
+	r := ghostfleet(t, ctx, "up", "--name", karpenterCluster, "--nodes", "2", "--autoscaler", "karpenter", "--nodepools", "dgx-h100,dgx-h900")
+	if r.code == 0 || strings.Count(strings.TrimSpace(r.errOut), "\n") > 0 || !strings.Contains(r.errOut, `unknown GPU profile "dgx-h900"`) {
+		t.Fatalf("up with an unknown NodePool profile: exit %d, %q; want one line naming it", r.code, r.errOut)
+	}
+	if fleet.Exists(ctx, karpenterCluster) {
+		t.Fatal("a fleet was created for a refused up")
+	}
+
+	r = ghostfleet(t, ctx, "up", "--name", karpenterCluster, "--nodes", "2", "--autoscaler", "karpenter",
+		"--consolidate-after", "5s", "--prometheus-port", fmt.Sprint(freePort(t)))
+	if r.code != 0 {
+		t.Fatalf("up --autoscaler karpenter: %s", r.errOut)
+	}
+	st := statusOf(t, ctx, karpenterCluster)
+	if st.Autoscaler == nil || len(st.Autoscaler.NodePools) != 1 || st.Autoscaler.NodePools[0].Name != "gf-dgx-h100" || st.Autoscaler.NodePools[0].Missing {
+		t.Fatalf("status autoscaler %+v, want NodePool gf-dgx-h100", st.Autoscaler)
+	}
+	karpenterUp := false
+	for _, c := range st.Components {
+		karpenterUp = karpenterUp || (c.Name == "karpenter" && c.Running)
+	}
+	if !karpenterUp {
+		t.Fatalf("components %+v: karpenter not running", st.Components)
+	}
+
+	// 4 pods of 8 GPUs on 2 DGX H100 nodes: two wait for Karpenter.
+	r = ghostfleet(t, ctx, "autoscale", "4", "8", "--name", karpenterCluster, "--timeout", "5m", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("autoscale: %s", r.errOut)
+	}
+	var res runs.AutoscaleResult
+	if err := json.Unmarshal([]byte(r.out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Running != 4 || res.NodesAdded < 2 || res.OnNewNodes < 2 || res.NodesRemoved != res.NodesAdded {
+		t.Errorf("autoscale %+v: want 4 running, ≥2 on ≥2 added nodes, all removed again", res.AutoscaleResult)
+	}
+	if res.NewNodePods.Count < 2 || res.PodToNodeClaim.Count < 2 || res.ScaleUpCPU["karpenter"] <= 0 {
+		t.Errorf("latencies %+v / %+v, Karpenter CPU %v: want figures for the pods on new nodes", res.NewNodePods, res.PodToNodeClaim, res.ScaleUpCPU["karpenter"])
+	}
+
+	// A load beyond the fleet grows it too, and the nodes Karpenter makes
+	// look like GhostFleet's: workload capacity counts them.
+	if r := ghostfleet(t, ctx, "load", "3", "8", "--name", karpenterCluster, "--namespace", "gf-karp"); r.code != 0 {
+		t.Fatalf("load beyond the fleet: %s", r.errOut)
+	}
+	cs, err := fleet.Own(karpenterCluster).Clientset(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "3 load pods running", func() error {
+		pods, err := cs.CoreV1().Pods("gf-karp").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == "Running" {
+				running++
+			}
+		}
+		if running != 3 {
+			return fmt.Errorf("%d of 3 running", running)
+		}
+		return nil
+	})
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelNodePool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) == 0 {
+		t.Fatal("the load ran without a Karpenter node")
+	}
+	for _, n := range nodes.Items {
+		want := fleet.NewNode(fleet.GPUProfiles[1], 0) // dgx-h100
+		for _, k := range []string{fleet.LabelManaged, fleet.LabelGPUProfile, fleet.LabelType, "nvidia.com/gpu.product", "node.kubernetes.io/instance-type"} {
+			if n.Labels[k] != want.Labels[k] {
+				t.Errorf("node %s label %s=%q, nodes gives %q", n.Name, k, n.Labels[k], want.Labels[k])
+			}
+		}
+		if n.Annotations[fleet.AnnotationFake] != "fake" || !fleet.NodeReady(&n) {
+			t.Errorf("node %s: not a Ready kwok fake node", n.Name)
+		}
+	}
+	// `nodes` leaves Karpenter's nodes to it.
+	if r := ghostfleet(t, ctx, "nodes", "2", "--name", karpenterCluster); r.code != 0 {
+		t.Fatalf("nodes 2: %s", r.errOut)
+	}
+	if after, _ := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelNodePool}); len(after.Items) != len(nodes.Items) {
+		t.Errorf("nodes 2 changed Karpenter's nodes: %d → %d", len(nodes.Items), len(after.Items))
+	}
+	if r := ghostfleet(t, ctx, "unload", "--name", karpenterCluster); r.code != 0 {
+		t.Fatalf("unload: %s", r.errOut)
+	}
+	eventually(t, ctx, "Karpenter's nodes removed after unload", func() error {
+		left, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelNodePool})
+		if err != nil {
+			return err
+		}
+		if len(left.Items) > 0 {
+			return fmt.Errorf("%d Karpenter nodes left", len(left.Items))
+		}
+		return nil
+	})
+}
