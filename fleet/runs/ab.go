@@ -277,7 +277,7 @@ func abSide(ctx context.Context, env Env, o ABOptions, s abRun) (side ABSide, er
 	}
 	side.Gang = servesPodGroups(sess)
 	if side.Gang {
-		fenv.report(progress.Event{Kind: progress.Info, Message: prefix + "the fleet serves PodGroups (" + podGroupVersion + "): each job is created with its gang, as train --gang does"})
+		fenv.report(progress.Event{Kind: progress.Info, Message: "the fleet serves PodGroups (" + podGroupVersion + "): each job is created with its gang, as train --gang does"})
 	}
 	ro := workload.ReplayOptions{RunID: NewID("replay"), Namespace: o.Namespace, Workload: s.workload, File: o.Workload,
 		Timeout: o.Timeout, Stall: o.Stall, Cluster: o.Fleet, Gang: workload.Gang{Enabled: side.Gang}, Report: report}

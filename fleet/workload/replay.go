@@ -56,6 +56,10 @@ func (o *ReplayOptions) Validate(c Capacity) (warnings []string, err error) {
 			return nil, fmt.Errorf("workload job %s: %d GPUs per pod is more than any node has (%d): it could never start", j.Name, j.GPUsPerPod, maxNode)
 		}
 		free = f
+		if fit := int64(c.FakeNodes) * (maxNode / int64(j.GPUsPerPod)); o.Gang.Enabled && int64(j.Pods) > fit {
+			warnings = append(warnings, fmt.Sprintf("workload job %s: %d pods of %d GPUs under gang scheduling never start: the %d fake nodes hold at most %d such pods",
+				j.Name, j.Pods, j.GPUsPerPod, c.FakeNodes, fit))
+		}
 	}
 	if int64(gpus) > free {
 		warnings = append(warnings, fmt.Sprintf("the workload asks for %d GPUs; %d are free: not every job can start", gpus, free))

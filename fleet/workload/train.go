@@ -50,9 +50,19 @@ func (o *TrainOptions) Validate(c Capacity) (warnings []string, err error) {
 	if int64(o.GPUsPerPod) > maxNode {
 		return nil, fmt.Errorf("GPUs per pod %d is out of range: allowed are 1-%d (the largest node)", o.GPUsPerPod, maxNode)
 	}
+	// A gang starts whole or never: one larger than every fake node
+	// together could hold would wait for ever.
+	if fit := int64(c.FakeNodes) * (maxNode / int64(o.GPUsPerPod)); o.Gang && int64(o.PodsPerJob) > fit {
+		return nil, fmt.Errorf("--pods-per-job %d is out of range under gang scheduling: the %d fake nodes hold at most %d pods of %d GPUs, and a gang starts whole or never (--gang off starts jobs partly)",
+			o.PodsPerJob, c.FakeNodes, fit, o.GPUsPerPod)
+	}
 	if need := int64(o.Jobs * o.PodsPerJob * o.GPUsPerPod); need > free {
-		warnings = append(warnings, fmt.Sprintf("%d jobs × %d pods × %d GPUs need %d GPUs; %d are free: not every job can start, and without gang scheduling the ones that start partly hold GPUs they cannot use",
-			o.Jobs, o.PodsPerJob, o.GPUsPerPod, need, free))
+		then := "without gang scheduling the ones that start partly hold GPUs they cannot use"
+		if o.Gang {
+			then = "gang-scheduled, the others wait whole, holding no GPUs"
+		}
+		warnings = append(warnings, fmt.Sprintf("%d jobs × %d pods × %d GPUs need %d GPUs; %d are free: not every job can start, and %s",
+			o.Jobs, o.PodsPerJob, o.GPUsPerPod, need, free, then))
 	}
 	return warnings, nil
 }

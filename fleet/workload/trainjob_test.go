@@ -2,7 +2,9 @@ package workload
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,5 +97,23 @@ func TestCreateTrainJob(t *testing.T) {
 	}
 	if _, err := cs.BatchV1().Jobs("gf-train").Get(ctx, job.Name, metav1.GetOptions{}); err != nil {
 		t.Errorf("Job: %v", err)
+	}
+}
+
+// A gang larger than the whole fleet could hold would wait for ever: it is
+// refused under gang scheduling; without gang it may start partly.
+func TestTrainValidateGangThatNeverFits(t *testing.T) {
+	c := Capacity{FakeNodes: 4, TotalGPUs: 32, FreeGPUs: 32, MaxNodeGPUs: 8}
+	o := TrainOptions{Jobs: 1, PodsPerJob: 5, GPUsPerPod: 8, Timeout: time.Minute, Gang: true}
+	if _, err := o.Validate(c); err == nil || !strings.Contains(err.Error(), "--pods-per-job 5 is out of range under gang scheduling: the 4 fake nodes hold at most 4 pods of 8 GPUs") {
+		t.Errorf("a 5-pod gang on 4 nodes: %v", err)
+	}
+	o.Gang = false
+	if w, err := o.Validate(c); err != nil || len(w) != 1 || !strings.Contains(w[0], "partly") {
+		t.Errorf("without gang: %v, %v; want a warning about partly started jobs", w, err)
+	}
+	o.Gang, o.PodsPerJob, o.Jobs = true, 2, 3
+	if w, err := o.Validate(c); err != nil || len(w) != 1 || !strings.Contains(w[0], "gang-scheduled, the others wait whole") {
+		t.Errorf("gang over capacity: %v, %v", w, err)
 	}
 }

@@ -16,7 +16,8 @@ import (
 type trainOptions struct {
 	*globals
 	runs.TrainOptions
-	output string
+	output        string
+	writeWorkload string
 }
 
 func newTrainCommand(g *globals) *cobra.Command {
@@ -64,6 +65,7 @@ the jobs.`,
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
 	fs.DurationVar(&o.Stall, "stall", o.Stall, "end when no pod was bound or started for this long (0: never)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	fs.StringVar(&o.writeWorkload, "write-workload", "", "also write this run's jobs as a workload `FILE` (every job arriving at 0s) for ghostfleet ab")
 	_ = cmd.RegisterFlagCompletionFunc("gang", fixed(runs.GangModes...))
 	_ = cmd.RegisterFlagCompletionFunc("topology", fixed(runs.Topologies...))
 	return cmd
@@ -72,6 +74,14 @@ the jobs.`,
 func (o *trainOptions) run(ctx context.Context) error {
 	if err := checkOutput(o.output); err != nil {
 		return err
+	}
+	if o.writeWorkload != "" {
+		if err := o.Check(); err != nil {
+			return err
+		}
+		if err := workload.WriteArrivals(o.writeWorkload, workload.TrainArrivals(o.TrainOptions.TrainOptions)); err != nil {
+			return err
+		}
 	}
 	p := o.streams.printer(false)
 	defer p.Close()
