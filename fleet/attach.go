@@ -96,6 +96,11 @@ type Attachment struct {
 	Since         time.Time `json:"since"`
 	// NodeSelector is what the local kwok controller manages.
 	NodeSelector string `json:"nodeSelector"`
+	// KwokShards is how many kwok controllers share the nodes; the last
+	// RemoteShards of them run on other machines (ghostfleet kwok-shard
+	// reads this to check its --shard and --of).
+	KwokShards   int `json:"kwokShards,omitempty"`
+	RemoteShards int `json:"remoteShards,omitempty"`
 }
 
 // ReadAttachment reads the attachment record; ok is false when the
@@ -123,7 +128,9 @@ type PrepareOptions struct {
 	// DCGMGPUs, when above 0, installs the DCGM Metric for nodes of that
 	// many GPUs.
 	DCGMGPUs int
-	Report   progress.Func
+	// KwokShards and RemoteShards go into the attachment record.
+	KwokShards, RemoteShards int
+	Report                   progress.Func
 }
 
 // Prepared says what Prepare did.
@@ -223,7 +230,8 @@ func Prepare(ctx context.Context, cfg *rest.Config, o PrepareOptions) (Prepared,
 
 	// Record what was installed before the stages: a detach after a
 	// failure below still finds the CRDs to delete.
-	a := Attachment{Server: o.Server, Context: o.Context, InstalledCRDs: installed, Since: prev.Since, NodeSelector: KwokNodeSelector}
+	a := Attachment{Server: o.Server, Context: o.Context, InstalledCRDs: installed, Since: prev.Since, NodeSelector: KwokNodeSelector,
+		KwokShards: o.KwokShards, RemoteShards: o.RemoteShards}
 	if a.Since.IsZero() {
 		a.Since = time.Now().UTC()
 	}

@@ -1,8 +1,10 @@
 package fleet
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -14,6 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -72,8 +77,10 @@ type LocalKwokInfo struct {
 	Binary     string    `json:"binary"`
 	Port       int       `json:"port"`
 	Started    time.Time `json:"started"`
-	// Shards is how many controllers share the nodes.
+	// Shards is how many controllers share the nodes; the last Remote of
+	// them run on other machines (ghostfleet kwok-shard), not here.
 	Shards int `json:"shards,omitempty"`
+	Remote int `json:"remote,omitempty"`
 }
 
 // Info reads the folder's record; ok is false when there is none.
@@ -172,41 +179,63 @@ options:
   podPlayStageParallelism: 32
 `
 
+// args are the controller's flags: the nodes of its shard of
+// KwokNodeSelector only, kwok's configuration from ConfigFile (never
+// ~/.kwok/kwok.yaml), its health and metrics on 127.0.0.1:port.
+func (k LocalKwok) args(port int) []string {
+	return []string{
+		"--kubeconfig=" + k.KubeconfigFile(),
+		"--config=" + k.ConfigFile(),
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-label-selector=" + ShardSelector(k.Shard, k.Shards),
+		"--enable-crds=" + strings.Join(KwokCRDKinds(), ","),
+		"--node-lease-duration-seconds=" + strconv.Itoa(localKwokLeaseSeconds),
+		"--server-address=" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		"--node-name=localhost",
+	}
+}
+
+// localKwokLeaseSeconds is the node leases' duration: a lease not renewed
+// for that long is a node whose controller stopped.
+const localKwokLeaseSeconds = 40
+
+// command is the controller's process, not yet started: configuration
+// written, a free port, its output to a fresh LogFile (the last one kept
+// as .previous: why it ended). The caller closes logf once started.
+func (k LocalKwok) command(binary string) (cmd *exec.Cmd, port int, logf *os.File, err error) {
+	if err := writeFile0600(k.ConfigFile(), []byte(localKwokConfig)); err != nil {
+		return nil, 0, nil, err
+	}
+	if port, err = freeLoopbackPort(); err != nil {
+		return nil, 0, nil, err
+	}
+	if prev, err := os.ReadFile(k.LogFile()); err == nil && len(prev) > 0 {
+		_ = os.WriteFile(k.LogFile()+".previous", prev, 0o600)
+	}
+	logf, err = os.OpenFile(k.LogFile(), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	cmd = exec.Command(binary, k.args(port)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = k.Dir
+	return cmd, port, logf, nil
+}
+
 // Start starts the controller against the kubeconfig written by
 // WriteKubeconfig, managing only the nodes of its shard of
-// KwokNodeSelector, and records it (shard 0 writes the record). A
-// controller already running is left as it is.
+// KwokNodeSelector, and records it (shard 0 writes the record, with
+// info's Server, Kubeconfig, Context and Remote). A controller already
+// running is left as it is.
 func (k LocalKwok) Start(binary string, info LocalKwokInfo) (pid int, already bool, err error) {
 	if pid, ok := k.PID(); ok {
 		return pid, true, nil
 	}
-	if err := writeFile0600(k.ConfigFile(), []byte(localKwokConfig)); err != nil {
-		return 0, false, err
-	}
-	port, err := freeLoopbackPort()
-	if err != nil {
-		return 0, false, err
-	}
-	if prev, err := os.ReadFile(k.LogFile()); err == nil && len(prev) > 0 {
-		_ = os.WriteFile(k.LogFile()+".previous", prev, 0o600) // why the last one ended
-	}
-	logf, err := os.OpenFile(k.LogFile(), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	cmd, port, logf, err := k.command(binary)
 	if err != nil {
 		return 0, false, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(binary,
-		"--kubeconfig="+k.KubeconfigFile(),
-		"--config="+k.ConfigFile(),
-		"--manage-all-nodes=false",
-		"--manage-nodes-with-label-selector="+ShardSelector(k.Shard, k.Shards),
-		"--enable-crds="+strings.Join(KwokCRDKinds(), ","),
-		"--node-lease-duration-seconds=40",
-		"--server-address="+net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		"--node-name=localhost",
-	)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Dir = k.Dir
 	// Its own session: Ctrl-C in the terminal that attached does not
 	// reach it; detach stops it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -225,6 +254,42 @@ func (k LocalKwok) Start(binary string, info LocalKwokInfo) (pid int, already bo
 	info.Binary, info.Port, info.Started, info.Shards = binary, port, time.Now().UTC(), max(k.Shards, 1)
 	data, _ := json.MarshalIndent(info, "", "  ")
 	return pid, false, writeFile0600(k.infoFile(), data)
+}
+
+// Run runs the controller in the foreground until ctx ends, then stops it
+// with SIGTERM: a shard on another machine than the one that attached
+// (ghostfleet kwok-shard). started is told its pid. Run returns an error
+// only when the controller ended by itself.
+func (k LocalKwok) Run(ctx context.Context, binary string, started func(pid int)) error {
+	cmd, _, logf, err := k.command(binary)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting kwok controller %s: %w", binary, err)
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			err = fmt.Errorf("exit status 0")
+		}
+		return fmt.Errorf("the kwok controller (shard %d/%d) ended by itself (%v); log %s", k.Shard+1, k.Shards, err, k.LogFile())
+	case <-ctx.Done():
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+	return nil
 }
 
 // Stop ends the controller (SIGTERM, then SIGKILL after timeout) and
@@ -287,17 +352,67 @@ func AttachedComponents(t Target) []ComponentHealth {
 	return out
 }
 
-// LocalKwoks are the controllers the attachment in dir runs (or ran):
-// as many shards as its record says; none without a record.
+// LocalKwoks are the controllers the attachment in dir runs (or ran) on
+// this machine: as many shards as its record says, less the remote ones;
+// none without a record.
 func LocalKwoks(dir string) []LocalKwok {
 	info, ok := LocalKwok{Dir: dir}.Info()
 	if !ok {
 		return nil
 	}
 	n := max(info.Shards, 1)
-	out := make([]LocalKwok, n)
+	out := make([]LocalKwok, n-info.Remote)
 	for i := range out {
 		out[i] = LocalKwok{Dir: dir, Shard: i, Shards: n}
+	}
+	return out
+}
+
+// RemoteKwokHealth is, for status, each shard the attachment runs on
+// another machine (attach --remote-shards, ghostfleet kwok-shard there):
+// not a process GhostFleet can see from here, so judged by its nodes'
+// leases in kube-node-lease, which only its controller renews. It is
+// healthy when every node of its blocks renewed its lease within the
+// lease's duration.
+func RemoteKwokHealth(ctx context.Context, t Target, cs kubernetes.Interface) []ComponentHealth {
+	server, err := t.Server()
+	if err != nil {
+		return nil
+	}
+	info, ok := LocalKwok{Dir: AttachDir(server)}.Info()
+	if !ok || info.Remote == 0 {
+		return nil
+	}
+	leases, err := cs.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
+	var byNode map[string]coordinationv1.Lease
+	if err == nil {
+		byNode = make(map[string]coordinationv1.Lease, len(leases.Items))
+		for _, l := range leases.Items {
+			byNode[l.Name] = l
+		}
+	}
+	var out []ComponentHealth
+	for i := info.Shards - info.Remote; i < info.Shards; i++ {
+		h := ComponentHealth{Name: fmt.Sprintf("kwok-controller (remote, shard %d/%d)", i+1, info.Shards)}
+		run := fmt.Sprintf("ghostfleet kwok-shard --shard %d --of %d", i+1, info.Shards)
+		nodes, nerr := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: ShardSelector(i, info.Shards)})
+		switch {
+		case err != nil || nerr != nil:
+			h.Detail = fmt.Sprintf("its nodes' leases could not be read (%v): `%s` runs it on another machine", errors.Join(err, nerr), run)
+		case len(nodes.Items) == 0:
+			h.Healthy = true
+			h.Detail = fmt.Sprintf("no nodes of its blocks yet, so nothing tells whether it runs: `%s` on another machine", run)
+		default:
+			fresh := 0
+			for _, n := range nodes.Items {
+				if l, ok := byNode[n.Name]; ok && l.Spec.RenewTime != nil && time.Since(l.Spec.RenewTime.Time) < localKwokLeaseSeconds*time.Second {
+					fresh++
+				}
+			}
+			h.Running, h.Healthy = fresh > 0, fresh == len(nodes.Items)
+			h.Detail = fmt.Sprintf("%d/%d of its nodes renewed their lease in the last %ds (`%s` on another machine)", fresh, len(nodes.Items), localKwokLeaseSeconds, run)
+		}
+		out = append(out, h)
 	}
 	return out
 }

@@ -130,6 +130,7 @@ func GetStatus(ctx context.Context, t Target, prometheusURL string) (Status, err
 	}
 	if t.Attached() {
 		st.Components = append([]ComponentHealth{apiserver}, AttachedComponents(t)...)
+		st.Components = append(st.Components, RemoteKwokHealth(ctx, t, cs)...)
 	} else {
 		st.Components = ownComponents(ctx, t.Name, apiserver, st.Prometheus)
 		if space, err := EtcdStatus(ctx, t.Name); err == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,6 +32,9 @@ type AttachOptions struct {
 	// KwokShards is how many local kwok controllers share the nodes,
 	// each owning whole 32-node blocks (fleet.ShardSelector).
 	KwokShards int `json:"kwokShards"`
+	// RemoteShards of them, the last ones, are left to kwok controllers
+	// on other machines (ghostfleet kwok-shard there).
+	RemoteShards int `json:"remoteShards,omitempty"`
 	// Binaries say where the kwok controller comes from.
 	Binaries Binaries `json:"binaries"`
 	// Metrics is how the direct scrape source looks for the components'
@@ -55,6 +59,9 @@ func (o AttachOptions) Validate() error {
 	if o.KwokShards < 1 || o.KwokShards > fleet.MaxKwokShards {
 		return fmt.Errorf("--kwok-shards %d is out of range: allowed are 1-%d", o.KwokShards, fleet.MaxKwokShards)
 	}
+	if o.RemoteShards < 0 || o.RemoteShards >= o.KwokShards {
+		return fmt.Errorf("--remote-shards %d is out of range: allowed are 0-%d with --kwok-shards %d (at least one shard runs on this machine)", o.RemoteShards, o.KwokShards-1, o.KwokShards)
+	}
 	if err := fleet.CheckMetricsMode(o.Metrics); err != nil {
 		return err
 	}
@@ -78,11 +85,14 @@ type AttachResult struct {
 	// when it was running already. KwokLog is its log, StateDir the
 	// folder of its pid file, kubeconfig and configuration.
 	KwokPID int `json:"kwokPID"`
-	// KwokPIDs are every shard's process, shard 1 first.
-	KwokPIDs    []int  `json:"kwokPIDs,omitempty"`
-	KwokAlready bool   `json:"kwokAlready,omitempty"`
-	KwokLog     string `json:"kwokLog"`
-	StateDir    string `json:"stateDir"`
+	// KwokPIDs are every local shard's process, shard 1 first.
+	KwokPIDs []int `json:"kwokPIDs,omitempty"`
+	// RemoteShards are the commands that run the remote shards, one per
+	// shard, each on another machine.
+	RemoteShards []string `json:"remoteShards,omitempty"`
+	KwokAlready  bool     `json:"kwokAlready,omitempty"`
+	KwokLog      string   `json:"kwokLog"`
+	StateDir     string   `json:"stateDir"`
 	// NodeSelector is what the local kwok controller manages.
 	NodeSelector string `json:"nodeSelector"`
 	// Metrics says which components' /metrics answered a first scrape:
@@ -200,7 +210,8 @@ func Attach(ctx context.Context, env Env, o AttachOptions) (AttachResult, error)
 	if o.DCGM {
 		gpus = o.DCGMGPUs
 	}
-	out.Prepared, err = fleet.Prepare(ctx, cfg, fleet.PrepareOptions{Server: server, Context: env.Target.Context, DCGMGPUs: gpus, Report: env.reporter().Report})
+	out.Prepared, err = fleet.Prepare(ctx, cfg, fleet.PrepareOptions{Server: server, Context: env.Target.Context, DCGMGPUs: gpus,
+		KwokShards: o.KwokShards, RemoteShards: o.RemoteShards, Report: env.reporter().Report})
 	done()
 	if err != nil {
 		return finish(err)
@@ -222,7 +233,7 @@ func Attach(ctx context.Context, env Env, o AttachOptions) (AttachResult, error)
 		return finish(err)
 	}
 	dir := fleet.AttachDir(server)
-	if info, ok := (fleet.LocalKwok{Dir: dir}).Info(); ok && max(info.Shards, 1) != o.KwokShards {
+	if info, ok := (fleet.LocalKwok{Dir: dir}).Info(); ok && (max(info.Shards, 1) != o.KwokShards || info.Remote != o.RemoteShards) {
 		// Another split of the nodes: the old shards stop first, so that
 		// no node is ever managed twice.
 		if _, err := fleet.StopLocalKwoks(dir, 10*time.Second); err != nil {
@@ -236,9 +247,9 @@ func Attach(ctx context.Context, env Env, o AttachOptions) (AttachResult, error)
 	out.StateDir, out.KwokLog = dir, k0.LogFile()
 	out.KwokAlready = true
 	var fresh []fleet.LocalKwok
-	for i := range o.KwokShards {
+	for i := range o.KwokShards - o.RemoteShards {
 		k := fleet.LocalKwok{Dir: dir, Shard: i, Shards: o.KwokShards}
-		pid, already, err := k.Start(bin, fleet.LocalKwokInfo{Server: server, Kubeconfig: env.Target.Kubeconfig, Context: env.Target.Context})
+		pid, already, err := k.Start(bin, fleet.LocalKwokInfo{Server: server, Kubeconfig: env.Target.Kubeconfig, Context: env.Target.Context, Remote: o.RemoteShards})
 		if err != nil {
 			return finish(err)
 		}
@@ -249,6 +260,9 @@ func Attach(ctx context.Context, env Env, o AttachOptions) (AttachResult, error)
 		}
 	}
 	out.KwokPID = out.KwokPIDs[0]
+	for i := o.KwokShards - o.RemoteShards; i < o.KwokShards; i++ {
+		out.RemoteShards = append(out.RemoteShards, KwokShardCommand(env.Target, i+1, o.KwokShards))
+	}
 	// A controller that cannot talk to the cluster exits at once: say so
 	// now, with its last words, rather than at the first `nodes`.
 	if len(fresh) > 0 {
@@ -428,4 +442,122 @@ func CheckAttached(ctx context.Context, env Env) error {
 		return err
 	}
 	return requireAttached(ctx, env, cs)
+}
+
+// KwokShardOptions ask to run one shard of an attached cluster's kwok
+// controllers here, in the foreground (Env.Target is the cluster).
+type KwokShardOptions struct {
+	// Shard is 1-based: shard Shard of Of.
+	Shard, Of int
+	Binaries  Binaries
+}
+
+// KwokShardCommand is the command that runs shard i (1-based) of n of
+// target's kwok controllers on another machine, with target's kubeconfig
+// copied there.
+func KwokShardCommand(t fleet.Target, i, n int) string {
+	c := ""
+	if t.Context != "" {
+		c = " --context " + t.Context
+	}
+	return fmt.Sprintf("ghostfleet kwok-shard --kubeconfig %s%s --shard %d --of %d", t.Kubeconfig, c, i, n)
+}
+
+// KwokShard runs shard o.Shard of o.Of of an attached cluster's kwok
+// controllers on this machine until ctx ends (Ctrl-C): the nodes of its
+// blocks (fleet.ShardSelector) come Ready and run pods through it. The
+// cluster must be attached with --kwok-shards o.Of and this shard among
+// its --remote-shards, so that no node is ever managed twice. It writes
+// nothing to the cluster but what kwok's controller writes for its nodes.
+func KwokShard(ctx context.Context, env Env, o KwokShardOptions) error {
+	if !env.Target.Attached() {
+		return fmt.Errorf("kwok-shard needs --kubeconfig F: the attached cluster whose shard to run")
+	}
+	if o.Of < 2 || o.Of > fleet.MaxKwokShards {
+		return fmt.Errorf("--of %d is out of range: allowed are 2-%d (the cluster's attach --kwok-shards)", o.Of, fleet.MaxKwokShards)
+	}
+	if o.Shard < 1 || o.Shard > o.Of {
+		return fmt.Errorf("--shard %d is out of range: allowed are 1-%d", o.Shard, o.Of)
+	}
+	server, err := env.Target.Server()
+	if err != nil {
+		return err
+	}
+	cfg, err := reachable(ctx, env.Target, server)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	a, ok, err := fleet.ReadAttachment(ctx, cs)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%s is not attached: run `ghostfleet attach --kubeconfig ... --kwok-shards %d --remote-shards N` on the machine that drives it first", describeAttached(env.Target), o.Of)
+	case max(a.KwokShards, 1) != o.Of:
+		return fmt.Errorf("--of %d: %s is attached with --kwok-shards %d", o.Of, describeAttached(env.Target), max(a.KwokShards, 1))
+	case o.Shard <= a.KwokShards-a.RemoteShards:
+		return fmt.Errorf("--shard %d runs on the machine that attached (%s of %d run there; attach --remote-shards %d leaves %s to kwok-shard)",
+			o.Shard, shardRange(1, a.KwokShards-a.RemoteShards), a.KwokShards, a.RemoteShards, shardRange(a.KwokShards-a.RemoteShards+1, a.KwokShards))
+	}
+	r, err := o.Binaries.resolver(env.reporter().Report)
+	if err != nil {
+		return err
+	}
+	kb, err := binaries.Lookup(binaries.Kwok)
+	if err != nil {
+		return err
+	}
+	bin, err := r.ResolveOne(ctx, kb)
+	if err != nil {
+		return err
+	}
+	k := fleet.LocalKwok{Dir: filepath.Join(fleet.AttachDir(server), fmt.Sprintf("remote-shard-%d", o.Shard)), Shard: o.Shard - 1, Shards: o.Of}
+	if _, err := k.WriteKubeconfig(env.Target.Kubeconfig, env.Target.Context); err != nil {
+		return err
+	}
+	// Detach removes the record: the shard then has nothing left to run.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Second):
+			}
+			if _, ok, err := fleet.ReadAttachment(ctx, cs); err == nil && !ok {
+				stop(errDetached)
+				return
+			}
+		}
+	}()
+	err = k.Run(ctx, bin, func(pid int) {
+		env.report(progress.Event{Kind: progress.Info, Message: fmt.Sprintf(
+			"kwok shard %d/%d of %s running (pid %d): GhostFleet's nodes of every 32-node block b with b mod %d = %d; log %s; Ctrl-C stops it",
+			o.Shard, o.Of, server, pid, o.Of, o.Shard-1, k.LogFile())})
+	})
+	if err != nil {
+		return fmt.Errorf("%w says: %s", err, lastLine(k.LogFile()))
+	}
+	if errors.Is(context.Cause(ctx), errDetached) {
+		env.report(progress.Event{Kind: progress.Info, Message: "the cluster was detached: kwok shard stopped"})
+	}
+	return nil
+}
+
+var errDetached = errors.New("detached")
+
+// shardRange names shards first to last (1-based).
+func shardRange(first, last int) string {
+	switch {
+	case first > last:
+		return "no shard"
+	case first == last:
+		return fmt.Sprintf("shard %d", first)
+	}
+	return fmt.Sprintf("shards %d-%d", first, last)
 }

@@ -125,7 +125,8 @@ func sameInventory(a, b map[string][]string) string {
 // TestAttach is attach's user path on a bare control plane (no kwok
 // controller): a node made by hand, consent refused without the flag,
 // attach with two kwok shards, nodes 40 Ready through both, a load and a
-// fault on them only, detach, and the cluster as it was — the same
+// fault on them only, the second shard moved to kwok-shard (another
+// machine's) and 10 more nodes Ready through it, detach, and the cluster as it was — the same
 // nodes, namespaces, ServiceAccounts, Roles, ConfigMaps, leases, pods and
 // CRDs — with the hand-made node untouched. A second detach removes
 // nothing.
@@ -149,7 +150,7 @@ func TestAttach(t *testing.T) {
 	results := t.TempDir()
 	gf := func(args ...string) result {
 		t.Helper()
-		return ghostfleet(t, ctx, append(args, "--kubeconfig", kc, "--results-dir", results)...)
+		return gfIn(t, ctx, kc, results, args...)
 	}
 	t.Cleanup(func() { ghostfleet(t, context.Background(), "detach", "--kubeconfig", kc, "--results-dir", results) })
 
@@ -231,6 +232,44 @@ func TestAttach(t *testing.T) {
 		return nil
 	})
 
+	// A remote shard (#18 item 2): attach leaves shard 2 of 2 to
+	// kwok-shard, run here as another machine would run it; block 1's
+	// nodes (32-63) then come Ready only through it.
+	r = gf("attach", "--kwok-shards", "2", "--remote-shards", "1")
+	if r.code != 0 || !strings.Contains(r.out, "ghostfleet kwok-shard --kubeconfig "+kc+" --shard 2 --of 2") {
+		t.Fatalf("attach with a remote shard: exit %d, %s %s; want the kwok-shard command of shard 2", r.code, r.out, r.errOut)
+	}
+	if r := gf("kwok-shard", "--shard", "1", "--of", "2"); r.code == 0 || !strings.Contains(r.errOut, "runs on the machine that attached") {
+		t.Errorf("kwok-shard of a local shard: exit %d, %q; want a refusal", r.code, r.errOut)
+	}
+	if r := gf("kwok-shard", "--shard", "2", "--of", "3"); r.code == 0 || !strings.Contains(r.errOut, "is attached with --kwok-shards 2") {
+		t.Errorf("kwok-shard --of 3: exit %d, %q; want a refusal", r.code, r.errOut)
+	}
+	shardCtx, stopShard := context.WithCancel(ctx)
+	shardDone := make(chan result, 1)
+	go func() { shardDone <- gfIn(t, shardCtx, kc, results, "kwok-shard", "--shard", "2", "--of", "2") }()
+	eventually(t, ctx, "the remote shard healthy in status", func() error {
+		st := statusOfAttached(t, ctx, kc)
+		for _, c := range st.Components {
+			if c.Name == "kwok-controller (remote, shard 2/2)" && c.Healthy && c.Running {
+				return nil
+			}
+		}
+		return fmt.Errorf("components %+v", st.Components)
+	})
+	if r := gf("nodes", "50"); r.code != 0 || !strings.Contains(r.out, "all Ready") {
+		t.Errorf("nodes 50 with shard 2 remote: exit %d, %s %s", r.code, r.out, r.errOut)
+	}
+	stopShard() // Ctrl-C on the other machine
+	select {
+	case r := <-shardDone:
+		if r.code != 0 {
+			t.Errorf("kwok-shard after Ctrl-C: exit %d, %s", r.code, r.errOut)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("kwok-shard did not end 30s after Ctrl-C")
+	}
+
 	r = gf("detach", "-o", "json")
 	if r.code != 0 {
 		t.Fatalf("detach: %s", r.errOut)
@@ -239,8 +278,8 @@ func TestAttach(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &det); err != nil {
 		t.Fatal(err)
 	}
-	if len(det.Removed["nodes"]) != 40 || len(det.Removed["CRDs"]) != 3 || !det.KwokStopped || slices.Contains(det.Removed["nodes"], hand.Name) {
-		t.Errorf("detach removed %v (kwok stopped %v): want 40 nodes, 3 CRDs, the controller, not %s", det.Removed, det.KwokStopped, hand.Name)
+	if len(det.Removed["nodes"]) != 50 || len(det.Removed["CRDs"]) != 3 || !det.KwokStopped || slices.Contains(det.Removed["nodes"], hand.Name) {
+		t.Errorf("detach removed %v (kwok stopped %v): want 50 nodes, 3 CRDs, the controller, not %s", det.Removed, det.KwokStopped, hand.Name)
 	}
 	eventually(t, ctx, "the cluster as before attach", func() error {
 		if d := sameInventory(before, inventory(t, ctx, cs, dyn)); d != "" {
@@ -255,6 +294,12 @@ func TestAttach(t *testing.T) {
 	if r := gf("detach", "-o", "json"); r.code != 0 || !strings.Contains(r.out, `"removed": {}`) {
 		t.Errorf("second detach: exit %d, %s %s", r.code, r.out, r.errOut)
 	}
+}
+
+// gfIn runs ghostfleet on the attached cluster kc, its runs in results.
+func gfIn(t *testing.T, ctx context.Context, kc, results string, args ...string) result {
+	t.Helper()
+	return ghostfleet(t, ctx, append(args, "--kubeconfig", kc, "--results-dir", results)...)
 }
 
 func statusOfAttached(t *testing.T, ctx context.Context, kc string) fleet.Status {

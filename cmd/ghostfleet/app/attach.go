@@ -58,6 +58,9 @@ restarts a kwok controller that stopped. status shows the controller.
 a disjoint slice of GhostFleet's nodes through kwok's own node selection
 (whole 32-node blocks: block b belongs to shard b mod K); attaching again
 with another K stops the old shards before starting the new ones.
+--remote-shards R leaves the last R of them to other machines: attach
+prints the `+"`ghostfleet kwok-shard`"+` command that runs each there, and
+status judges them by their nodes' leases.
 
 Of an attached cluster GhostFleet knows only the apiserver's URL. Managed
 control planes hide the scheduler's, controller-manager's and etcd's
@@ -74,6 +77,7 @@ what answered.`, fleet.AttachNamespace, fleet.KwokNodeSelector, fleet.LabelManag
   ghostfleet detach --kubeconfig ~/.kube/big.yaml --context perf
   ghostfleet attach --kubeconfig k.yaml --i-know-this-is-real -o json   # in a script
   ghostfleet attach --kubeconfig k.yaml --kwok-shards 2
+  ghostfleet attach --kubeconfig k.yaml --kwok-shards 4 --remote-shards 2   # shards 3 and 4 elsewhere
   ghostfleet attach --kubeconfig eks.yaml --metrics apiserver-only`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -109,6 +113,7 @@ what answered.`, fleet.AttachNamespace, fleet.KwokNodeSelector, fleet.LabelManag
 	fs.BoolVar(&o.DCGM, "dcgm", false, "also install the DCGM Metric: each GhostFleet node's dcgm-exporter series, served by the local kwok controller")
 	fs.IntVar(&o.DCGMGPUs, "dcgm-gpus", o.DCGMGPUs, "with --dcgm: GPUs per node the series describe")
 	fs.IntVar(&o.KwokShards, "kwok-shards", o.KwokShards, fmt.Sprintf("local kwok controllers sharing the nodes, each owning whole 32-node blocks (1-%d)", fleet.MaxKwokShards))
+	fs.IntVar(&o.RemoteShards, "remote-shards", 0, "of the --kwok-shards, how many (the last ones) run on other machines with `ghostfleet kwok-shard` instead of here")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace to make ready (load ServiceAccount and Role)")
 	fs.StringVar(&o.Metrics, "metrics", o.Metrics, "where the components' /metrics are: probe (through the apiserver's pod proxy) or apiserver-only (the others hidden)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
@@ -142,6 +147,9 @@ func printAttach(w io.Writer, r runs.AttachResult) {
 		fmt.Fprintf(w, "  %d kwok controllers %s here (pids %v), sharing %s by 32-node block (block b to shard b mod %d); logs in %s\n", len(r.KwokPIDs), state, r.KwokPIDs, r.NodeSelector, len(r.KwokPIDs), r.StateDir)
 	} else {
 		fmt.Fprintf(w, "  kwok controller %s here: pid %d, nodes %s, log %s\n", state, r.KwokPID, r.NodeSelector, r.KwokLog)
+	}
+	for _, c := range r.RemoteShards {
+		fmt.Fprintf(w, "  remote shard: run on another machine, with this kubeconfig copied there: %s\n", c)
 	}
 	for _, m := range r.Metrics {
 		switch {
