@@ -263,16 +263,19 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		_ = os.Remove(filepath.Dir(schedulerConfig))
 		return UpResult{}, fmt.Errorf("creating cluster %s: %w; the partly created cluster was removed", opts.Name, cause)
 	}
+	// Karpenter, started by kwokctl before the apiserver answered, exits
+	// at once: it is (re)started with its CRDs before WaitReady waits for
+	// Prometheus to scrape it.
+	if a := state.Autoscaler; a != nil {
+		if err := InstallKarpenter(ctx, opts.Name, *a, true, report); err != nil {
+			return UpResult{State: state}, err
+		}
+	}
 	if err := WaitReady(ctx, opts.Name, state, report); err != nil {
 		return UpResult{State: state}, err
 	}
 	if opts.MetricsServer {
 		if err := InstallMetricsServer(ctx, opts.Name, report); err != nil {
-			return UpResult{State: state}, err
-		}
-	}
-	if a := state.Autoscaler; a != nil {
-		if err := InstallKarpenter(ctx, opts.Name, *a, true, report); err != nil {
 			return UpResult{State: state}, err
 		}
 	}
@@ -408,6 +411,14 @@ func WaitReady(ctx context.Context, name string, state State, report progress.Fu
 	done()
 	if err != nil {
 		return fmt.Errorf("kube-apiserver did not become ready: %w (last answer: %v; logs: %s)", err, lastErr, filepath.Join(clusterWorkdir(name), "logs"))
+	}
+	// kwokctl starts Karpenter with the rest, and it exits when the
+	// apiserver does not answer yet: started again now, before
+	// Prometheus is asked to scrape it.
+	if a := state.Autoscaler; a != nil && !karpenterReady(ctx, *a) {
+		if err := InstallKarpenter(ctx, name, *a, true, report); err != nil {
+			return err
+		}
 	}
 
 	if state.PrometheusPort == 0 {

@@ -111,12 +111,20 @@ func karpenterLDFlags(v Versions) string {
 	return "-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=" + v.Karpenter
 }
 
-// karpenterLoopback makes Karpenter listen for metrics and health probes
+// karpenterPatches make Karpenter listen for metrics and health probes
 // on 127.0.0.1 only, like every process of a fleet: it binds ":PORT", on
 // every interface, and has no flag for the address.
-var karpenterLoopback = []sourcePatch{{
+//
+// Its kwok provider also gives a new node the capacity of the pods it was
+// made for (the NodeClaim's requests: no CPU or memory, only the GPUs
+// they asked for) and the instance type's only as allocatable; the second
+// patch gives it the instance type's capacity, as `nodes` does.
+var karpenterPatches = []sourcePatch{{
 	file: "pkg/operator/operator.go",
 	old:  `fmt.Sprintf(":%d", options.FromContext(ctx).`, new: `fmt.Sprintf("127.0.0.1:%d", options.FromContext(ctx).`, count: 2,
+}, {
+	file: "kwok/cloudprovider/cloudprovider.go",
+	old:  `Capacity:    nodeClaim.Spec.Resources.Requests,`, new: `Capacity:    lo.Assign(nodeClaim.Spec.Resources.Requests, instanceType.Capacity),`, count: 1,
 }}
 
 // All lists every binary in build order: the apiserver first, because it
@@ -141,7 +149,7 @@ var OnDemand = []Binary{
 	{Name: Etcdutl, module: moduleControlPlane, pkg: "go.etcd.io/etcd/etcdutl/v3", ldflags: plainLDFlags, Typical: 30 * time.Second},
 	{Name: MetricsServer, module: moduleMetricsServer, pkg: "sigs.k8s.io/metrics-server/cmd/metrics-server", ldflags: metricsServerLDFlags, Typical: 2 * time.Minute},
 	{Name: Karpenter, module: moduleKarpenter, pkg: karpenterModule + "/kwok", ldflags: karpenterLDFlags, Typical: 5 * time.Minute,
-		source: karpenterModule, patches: karpenterLoopback, manifests: []string{"kwok/charts/crds", "kwok/apis/crds"}},
+		source: karpenterModule, patches: karpenterPatches, manifests: []string{"kwok/charts/crds", "kwok/apis/crds"}},
 }
 
 // Lookup returns the binary called name (of All or OnDemand).

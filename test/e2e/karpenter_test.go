@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
@@ -112,6 +113,19 @@ func TestKarpenterAddsAndRemovesGPUNodes(t *testing.T) {
 		}
 		if n.Annotations[fleet.AnnotationFake] != "fake" || !fleet.NodeReady(&n) {
 			t.Errorf("node %s: not a Ready kwok fake node", n.Name)
+		}
+		// The capacity `nodes` gives, not only what the pods asked for.
+		for _, res := range []corev1.ResourceName{fleet.ResourceGPU, corev1.ResourceCPU, corev1.ResourceMemory} {
+			if got, w := n.Status.Capacity[res], want.Status.Capacity[res]; got.Cmp(w) != 0 {
+				t.Errorf("node %s capacity %s=%s, nodes gives %s", n.Name, res, got.String(), w.String())
+			}
+		}
+		tainted := false
+		for _, tt := range n.Spec.Taints {
+			tainted = tainted || (tt.Key == fleet.TaintFake && tt.Effect == corev1.TaintEffectNoSchedule)
+		}
+		if !tainted {
+			t.Errorf("node %s taints %v: no %s NoSchedule taint", n.Name, n.Spec.Taints, fleet.TaintFake)
 		}
 	}
 	// `nodes` leaves Karpenter's nodes to it.
