@@ -134,10 +134,11 @@ type ABResult struct {
 // Worse says whether B is worse than A past the threshold.
 func (r ABResult) Worse() bool { return r.Verdict == report.ABWorse }
 
-// Summary is the verdict and the two sides' jobs in one line.
+// Summary is the verdict, the judged metrics that decided it, and the
+// two sides' jobs in one line.
 func (r ABResult) Summary() string {
-	return fmt.Sprintf("B (%s) is %s than A (%s): jobs fully started %d vs %d, partial GPU-seconds %.0f vs %.0f",
-		r.B.Profile, verdictWords(r.Verdict), r.A.Profile, r.A.Result.JobsStarted, r.B.Result.JobsStarted, r.A.Result.PartialGPUSeconds, r.B.Result.PartialGPUSeconds)
+	return fmt.Sprintf("B (%s) is %s than A (%s)%s; jobs fully started %d (A) vs %d (B), partial GPU-seconds %.0f vs %.0f",
+		r.B.Profile, verdictWords(r.Verdict), r.A.Profile, report.ABDeciders(r.Metrics), r.A.Result.JobsStarted, r.B.Result.JobsStarted, r.A.Result.PartialGPUSeconds, r.B.Result.PartialGPUSeconds)
 }
 
 func verdictWords(v string) string {
@@ -374,6 +375,15 @@ func writeAB(env Env, o ABOptions, out ABResult, profiles [2]fleet.ComponentProf
 		} else {
 			page.B = side
 		}
+	}
+	for i, ja := range out.A.Result.JobResults {
+		job := report.ABJob{Name: ja.Name, At: ja.At, Pods: ja.Pods, GPUsPerPod: ja.GPUsPerPod,
+			A: report.ABJobSide{Started: ja.Started, Running: ja.Running, StartSeconds: ja.StartSeconds}}
+		if i < len(out.B.Result.JobResults) {
+			jb := out.B.Result.JobResults[i]
+			job.B = report.ABJobSide{Started: jb.Started, Running: jb.Running, StartSeconds: jb.StartSeconds}
+		}
+		page.Jobs = append(page.Jobs, job)
 	}
 	if out.A.Snapshot != "" && out.B.Snapshot != "" {
 		if c, err := report.CompareSnapshots(out.A.Snapshot, out.B.Snapshot); err == nil {

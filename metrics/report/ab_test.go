@@ -54,7 +54,9 @@ func TestWriteABWritesOnePage(t *testing.T) {
 	ms, verdict := JudgeAB([]ABMetric{{ID: "jobs", Title: "jobs fully started", A: 2, B: 6, HasA: true, HasB: true, Better: Higher, Judged: true}}, 0.1)
 	r := ABReport{State: "before-ab", Workload: "jobs.yaml", Threshold: 0.1, Verdict: verdict, Metrics: ms,
 		A: ABSide{Profile: "default", Replay: "/r/replay-1", Occupancy: [][3]float64{{0, 10, 4}, {1, 50, 4}}},
-		B: ABSide{Profile: "gang", Replay: "/r/replay-2", Occupancy: [][3]float64{{0, 10, 4}, {1, 60, 0}}}}
+		B: ABSide{Profile: "gang", Replay: "/r/replay-2", Occupancy: [][3]float64{{0, 10, 4}, {1, 60, 0}}},
+		Jobs: []ABJob{{Name: "job-0001", At: 2.5, Pods: 3, GPUsPerPod: 8,
+			A: ABJobSide{Started: "partial", Running: 1}, B: ABJobSide{Started: "none"}}}}
 	if err := WriteAB(dir, r); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,8 @@ func TestWriteABWritesOnePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"A/B: default (A) vs gang (B)", "Verdict: B is better than A", "jobs fully started", "replay-2", "<polyline class=\"b\""} {
+	for _, want := range []string{"A/B: default (A) vs gang (B)", "Verdict: B is better than A", "jobs fully started", "replay-2", "<polyline class=\"b\"",
+		"job-0001", "partial: 1 of 3 pods running", "none (waiting)"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report.html lacks %q", want)
 		}

@@ -112,7 +112,7 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 func gangWords(r workload.TrainResult) string {
 	switch {
 	case r.Topology != "":
-		return ", gang-scheduled within one " + r.Topology + " value each"
+		return ", gang-scheduled, each job within one " + r.Topology[strings.LastIndexByte(r.Topology, '/')+1:] + " (" + r.Topology + ")"
 	case r.Gang:
 		return ", gang-scheduled (a PodGroup each)"
 	}

@@ -1,0 +1,208 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
+)
+
+const (
+	gangCluster = "gf-gang-e2e"
+	gangABFleet = "gf-ab-e2e"
+)
+
+// TestGangAndAB is #15's gang scheduling and scheduler A/B as a user runs
+// them, on 4 nodes of 8 GPUs up with --profile gang (Kubernetes 1.36's
+// own alpha gang scheduling). Jobs of 3 pods × 8 GPUs make every figure
+// deterministic: the fleet holds 4 such pods, so gang-scheduled one job
+// runs whole and the other waits whole, while the default scheduler fills
+// all 4 nodes and so must start some job partly (4 is no multiple of 3).
+// Then ab replays two such jobs from a saved state under default and
+// gang and records both sides.
+func TestGangAndAB(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		ghostfleet(t, context.Background(), "clean", "--name", gangCluster)
+		if fleet.Exists(context.Background(), gangABFleet) {
+			ghostfleet(t, context.Background(), "clean", "--name", gangABFleet)
+		}
+	})
+	if r := ghostfleet(t, ctx, "up", "--name", gangCluster, "--nodes", "4", "--profile", "gang", "--prometheus-port", fmt.Sprint(freePort(t))); r.code != 0 {
+		t.Fatalf("up --profile gang: %s", r.errOut)
+	}
+	cs, err := fleet.Own(gangCluster).Clientset(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := t.TempDir()
+	gf := func(args ...string) result {
+		return ghostfleet(t, ctx, append(args, "--name", gangCluster, "--results-dir", results)...)
+	}
+	train := func(t *testing.T, ns string, args ...string) runs.TrainResult {
+		t.Helper()
+		r := gf(append([]string{"train", "--jobs", "2", "--pods-per-job", "3", "--gpus-per-pod", "8", "--namespace", ns, "--stall", "10s", "-o", "json"}, args...)...)
+		var res runs.TrainResult
+		if err := json.Unmarshal([]byte(r.out), &res); err != nil || r.code != 0 {
+			t.Fatalf("train %v: exit %d, %v: %s", args, r.code, err, r.errOut)
+		}
+		return res
+	}
+	unload := func(t *testing.T) {
+		t.Helper()
+		if r := gf("unload"); r.code != 0 {
+			t.Fatalf("unload: %s", r.errOut)
+		}
+	}
+
+	t.Run("bad input: one line, nothing created", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "bad.yaml")
+		if err := os.WriteFile(bad, []byte("version: 1\njobs:\n- {at: 0s, pods: 2, gpusPerPod: 8}\n- {at: soon, pods: 2, gpusPerPod: 8}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"train", "--gang", "maybe", "--namespace", "gf-gang-bad"}, `--gang "maybe": allowed are auto, on, off`},
+			{[]string{"train", "--topology", "zone", "--namespace", "gf-gang-bad"}, `--topology "zone": allowed are rack, block`},
+			{[]string{"train", "--gang", "off", "--topology", "rack", "--namespace", "gf-gang-bad"}, "--topology rack needs gang scheduling"},
+			{[]string{"train", "--jobs", "1", "--pods-per-job", "5", "--namespace", "gf-gang-bad"}, "--pods-per-job 5 is out of range under gang scheduling: the 4 fake nodes hold at most 4 pods of 8 GPUs"},
+			{[]string{"ab", "--state", "none", "--workload", bad, "--a", "default", "--b", "gangg"}, `--b: unknown profile "gangg"`},
+			{[]string{"workload", "check", bad}, bad + `:4: jobs[1].at: "soon" is not an arrival offset`},
+		} {
+			r := gf(tc.args...)
+			if r.code == 0 || !strings.Contains(r.errOut, tc.want) || strings.Count(strings.TrimSpace(r.errOut), "\n") > 0 {
+				t.Errorf("%v: exit %d, stderr %q; want one line with %q", tc.args, r.code, r.errOut, tc.want)
+			}
+		}
+		if _, err := cs.CoreV1().Namespaces().Get(ctx, "gf-gang-bad", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("refused runs created namespace gf-gang-bad (get: %v)", err)
+		}
+	})
+
+	t.Run("gang: the job that fits runs whole, the other waits whole", func(t *testing.T) {
+		const ns = "gf-gang-on"
+		res := train(t, ns) // --gang auto: on, as the fleet's profile gang-schedules
+		if !res.Gang || res.JobsStarted != 1 || res.JobsPartial != 0 || res.JobsWaiting != 1 {
+			t.Errorf("gang %v: %d jobs fully started, %d partly, %d not at all; want gang-scheduled, 1, 0, 1", res.Gang, res.JobsStarted, res.JobsPartial, res.JobsWaiting)
+		}
+		// kube-scheduler, not GhostFleet's accounting: each job's pods are
+		// all bound or none is, and each job has its PodGroup.
+		pgs, err := cs.SchedulingV1alpha2().PodGroups(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(pgs.Items) != 2 {
+			t.Fatalf("PodGroups: %v, %d; want 2", err, len(pgs.Items))
+		}
+		for _, pg := range pgs.Items {
+			if g := pg.Spec.SchedulingPolicy.Gang; g == nil || g.MinCount != 3 {
+				t.Errorf("PodGroup %s: gang policy %+v, want minCount 3", pg.Name, g)
+			}
+		}
+		bound := boundPerJob(t, ctx, cs, ns)
+		for job, n := range bound {
+			if n != 0 && n != 3 {
+				t.Errorf("job %s has %d of 3 pods bound under gang scheduling", job, n)
+			}
+		}
+		unload(t)
+	})
+
+	t.Run("gang off on the same fleet: a job starts partly", func(t *testing.T) {
+		const ns = "gf-gang-off"
+		res := train(t, ns, "--gang", "off")
+		if res.Gang || res.JobsPartial < 1 || res.StrandedGPUs < 8 {
+			t.Errorf("gang %v: %d jobs partly started holding %d GPUs; want no gang and at least 1 holding 8 or more", res.Gang, res.JobsPartial, res.StrandedGPUs)
+		}
+		if pgs, err := cs.SchedulingV1alpha2().PodGroups(ns).List(ctx, metav1.ListOptions{}); err != nil || len(pgs.Items) != 0 {
+			t.Errorf("--gang off: PodGroups %v, %v; want none", pgs, err)
+		}
+		total := 0
+		for _, n := range boundPerJob(t, ctx, cs, ns) {
+			total += n
+		}
+		if total != 4 {
+			t.Errorf("%d pods bound, want 4 (every node filled)", total)
+		}
+		unload(t)
+	})
+
+	t.Run("ab default vs gang from one saved state", func(t *testing.T) {
+		if r := gf("save", "gang-e2e"); r.code != 0 {
+			t.Fatalf("save: %s", r.errOut)
+		}
+		wl := filepath.Join(t.TempDir(), "jobs.yaml")
+		if err := os.WriteFile(wl, []byte("version: 1\njobs:\n- {name: first, at: 0s, pods: 3, gpusPerPod: 8}\n- {name: second, at: 2s, pods: 3, gpusPerPod: 8}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := ghostfleet(t, ctx, "ab", "--state", "gang-e2e", "--workload", wl, "--a", "default", "--b", "gang", "--fleet", gangABFleet,
+			"--prometheus-port", fmt.Sprint(freePort(t)), "--stall", "10s", "--results-dir", results, "-o", "json")
+		var res runs.ABResult
+		if err := json.Unmarshal([]byte(r.out), &res); err != nil || r.code != 0 {
+			t.Fatalf("ab: exit %d, %v: %s", r.code, err, r.errOut)
+		}
+		a, b := res.A, res.B
+		if a.Profile != "default" || b.Profile != "gang" || a.Gang || !b.Gang {
+			t.Errorf("sides %s (gang %v), %s (gang %v): want default without PodGroups, gang with", a.Profile, a.Gang, b.Profile, b.Gang)
+		}
+		for _, s := range []runs.ABSide{a, b} {
+			if s.Replay.Dir == "" || s.Replay.Outcome == "" || len(s.Result.JobResults) != 2 {
+				t.Errorf("side %s: replay %+v, %d jobs; want a recorded replay of 2 jobs", s.Profile, s.Replay, len(s.Result.JobResults))
+			}
+		}
+		// The first job takes 3 of 4 nodes on both sides; the second
+		// finds 1 free: the default scheduler starts it partly, gang
+		// scheduling keeps it waiting whole.
+		if a.Result.JobsStarted != 1 || a.Result.JobsPartial != 1 || b.Result.JobsStarted != 1 || b.Result.JobsPartial != 0 {
+			t.Errorf("A: %d full, %d partly; B: %d full, %d partly; want 1, 1; 1, 0", a.Result.JobsStarted, a.Result.JobsPartial, b.Result.JobsStarted, b.Result.JobsPartial)
+		}
+		if j := b.Result.JobResults; len(j) == 2 && j[1].Started != workload.JobNone {
+			t.Errorf("B's second job %+v: want not started", j[1])
+		}
+		if res.Worse() || len(res.Metrics) == 0 {
+			t.Errorf("verdict %s, %d metrics: want B not worse than A", res.Verdict, len(res.Metrics))
+		}
+		for _, f := range []string{"run.json", "report.html"} {
+			if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
+				t.Errorf("ab folder: %v", err)
+			}
+		}
+		if fleet.Exists(ctx, gangABFleet) {
+			t.Errorf("ab left its fleet %s", gangABFleet)
+		}
+	})
+}
+
+// boundPerJob counts, per Job, its pods bound to a node.
+func boundPerJob(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string) map[string]int {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, p := range pods.Items {
+		job := p.Labels["batch.kubernetes.io/job-name"]
+		if _, ok := out[job]; !ok {
+			out[job] = 0
+		}
+		if p.Spec.NodeName != "" {
+			out[job]++
+		}
+	}
+	return out
+}
