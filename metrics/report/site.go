@@ -27,6 +27,22 @@ type SiteEntry struct {
 // beside it so that reports and JSON files open from the index. Nothing
 // in it is fetched from elsewhere.
 func BuildSite(root, out string) (int, error) {
+	return BuildSiteWithFindings(root, out, "")
+}
+
+// BuildSiteWithFindings is BuildSite with the Markdown file findings
+// (docs/findings.md; "" for none) rendered on the index page beside the
+// run list. Its links to run folders (../results/NAME[/FILE]) point at
+// the folders' copies in the site; links to what the site does not hold
+// (other docs, runs not under root) keep only their text.
+func BuildSiteWithFindings(root, out, findings string) (int, error) {
+	var findingsMD []byte
+	if findings != "" {
+		var err error
+		if findingsMD, err = os.ReadFile(findings); err != nil {
+			return 0, fmt.Errorf("reading the findings: %w", err)
+		}
+	}
 	dirs, err := os.ReadDir(root)
 	if err != nil {
 		return 0, fmt.Errorf("reading %s: %w", root, err)
@@ -54,14 +70,71 @@ func BuildSite(root, out string) (int, error) {
 		_, b := splitRunName(entries[j].Name)
 		return a > b
 	})
+	page := sitePage{Runs: entries}
+	if findingsMD != nil {
+		held := map[string]string{}
+		for _, e := range entries {
+			held[e.Name] = mainFile(e)
+		}
+		page.Findings = template.HTML(markdownHTML(string(findingsMD), func(target string) string {
+			return siteLink(target, held)
+		}))
+	}
 	var b strings.Builder
-	if err := siteTemplate.Execute(&b, entries); err != nil {
+	if err := siteTemplate.Execute(&b, page); err != nil {
 		return 0, err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return 0, err
 	}
 	return len(entries), record.WriteFile(out, "index.html", []byte(inert(b.String())))
+}
+
+type sitePage struct {
+	Findings template.HTML // rendered and escaped by markdownHTML
+	Runs     []SiteEntry
+}
+
+// mainFile is the file a link to a run folder opens: a static host
+// serves no folder listing, so the folder's report, else its record.
+func mainFile(e SiteEntry) string {
+	for _, want := range []string{"report.html", "run.json", "bench.json"} {
+		for _, f := range e.Files {
+			if f == want {
+				return f
+			}
+		}
+	}
+	return e.Files[0]
+}
+
+// siteLink maps a findings link to its href in the site: a run folder
+// the site holds (../results/NAME or results/NAME, with or without a file)
+// to its copy (a bare folder to its main file), an anchor to itself, an
+// http(s) address to itself, and anything else to "" (text only). held
+// maps each folder in the site to its main file.
+func siteLink(target string, held map[string]string) string {
+	switch {
+	case strings.HasPrefix(target, "#"):
+		return target
+	case strings.HasPrefix(target, "https://") || strings.HasPrefix(target, "http://"):
+		return target
+	}
+	rest, ok := strings.CutPrefix(target, "../results/")
+	if !ok {
+		if rest, ok = strings.CutPrefix(target, "results/"); !ok {
+			return ""
+		}
+	}
+	name, file, _ := strings.Cut(rest, "/")
+	main, ok := held[name]
+	if !ok || strings.Contains(file, "..") {
+		return ""
+	}
+	if file == "" {
+		file = main
+	}
+	return name + "/" + file
 }
 
 // splitRunName splits "bench-load-20261129-170441[-2]" into its kind
@@ -160,15 +233,22 @@ func copyFile(from, to string) error {
 var siteTemplate = template.Must(template.New("site").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>GhostFleet runs</title>
 <style>
-body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1000px;padding:0 16px;color:#1b1f24}
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d8dee4;padding:4px 8px;text-align:left}
-a{color:#0969da}.muted{color:#6e7781}
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:{{if .Findings}}1800px{{else}}1000px{{end}};padding:0 16px;color:#1b1f24}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d8dee4;padding:4px 8px;text-align:left;vertical-align:top}
+a{color:#0969da}.muted{color:#6e7781}code{background:#f6f8fa;padding:0 3px;border-radius:3px}
+pre{background:#f6f8fa;padding:8px;overflow-x:auto}
+.cols{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:32px}
+@media (max-width:1100px){.cols{display:block}}
+#findings table{margin:8px 0 16px}#findings h1{margin-top:0}#runs td:first-child{white-space:nowrap}
 </style></head><body>
 <h1>GhostFleet runs</h1>
-<p class="muted">A 1,000-node GPU Kubernetes fleet with nobody aboard: every run committed under results/, newest first.</p>
-<table><tr><th>run</th><th>kind</th><th>outcome</th><th>report</th><th>files</th></tr>
-{{range .}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Outcome}}</td>
+<p class="muted">A 1,000-node GPU Kubernetes fleet with nobody aboard: every run committed under results/, newest first{{if .Findings}}, beside the findings drawn from them{{end}}.{{if .Findings}} <a href="#findings">Findings</a> · <a href="#runs">Runs</a>{{end}}</p>
+{{if .Findings}}<div class="cols"><section id="findings">
+{{.Findings}}</section>
+<section id="runs"><h2>Runs</h2>
+{{end}}<table><tr><th>run</th><th>kind</th><th>outcome</th><th>report</th><th>files</th></tr>
+{{range .Runs}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Outcome}}</td>
 <td>{{with .Report}}<a href="{{.}}">report</a>{{end}}</td>
 <td>{{$n := .Name}}{{range .Files}}<a href="{{$n}}/{{.}}">{{.}}</a> {{end}}</td></tr>
-{{end}}</table></body></html>
+{{end}}</table>{{if .Findings}}</section></div>{{end}}</body></html>
 `))
