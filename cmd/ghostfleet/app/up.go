@@ -87,6 +87,8 @@ whose processes are gone (e.g. after a reboot) it starts them again.
 Control-plane profiles (--profile); kube-scheduler reads its settings from a
 KubeSchedulerConfiguration file (--config), the others get flags:
 ` + profileHelp() + `
+NAME+gang (e.g. tuned+gang, fast+gang) is profile NAME with the gang
+profile's feature gates and API added.
 
 GPU models (--gpu-model): extended advertises each node's GPUs as the
 extended resource nvidia.com/gpu, as NVIDIA's device plugin does; dra
@@ -120,7 +122,7 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
 	fs.IntVar(&o.nodes, "nodes", 1000, fmt.Sprintf("fake GPU nodes to create (0-%d)", fleet.MaxNodes))
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU server the nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
 	fs.StringVar(&o.gpuModel, "gpu-model", fleet.GPUModelExtended, "how nodes offer their GPUs: extended (nvidia.com/gpu) or dra (a ResourceSlice per node, DeviceClass "+fleet.DeviceClassGPU+"; see GPU models above)")
-	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: "+strings.Join(fleet.ComponentProfileNames(), " or ")+" (listed above)")
+	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: "+strings.Join(fleet.ComponentProfileNames(), " or ")+", or NAME+gang (listed above)")
 	fs.StringVar(&o.profileFile, "profile-file", "", "control-plane settings from your own ComponentProfile YAML `FILE` (the format of: ghostfleet profile show default)")
 	fs.StringArrayVar(&o.stageFiles, "stage-file", nil, "kwok Stage YAML `FILE` to install besides GhostFleet's stages (one named like a built-in replaces it), repeatable; the built-in ones: ghostfleet profile show stages")
 	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1 (0: no Prometheus; snapshots then scrape the components directly)")
