@@ -111,6 +111,8 @@ func TestConsole(t *testing.T) {
 	if !strings.ContainsAny(s, "▁▂▃▄▅▆▇█") {
 		t.Errorf("no allocated node on the map:\n%s", s)
 	}
+	// u sets the emulated usage of the load's pods (#19).
+	consoleStepUsage(t, ctx, x)
 	// Let Prometheus scrape the load's counters twice before the snapshot.
 	time.Sleep(35 * time.Second)
 
