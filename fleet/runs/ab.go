@@ -2,9 +2,11 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -339,29 +341,11 @@ func servesPodGroups(s session) bool {
 	return false
 }
 
-// prefixed passes a side's progress, its messages marked with the side.
-type prefixed struct {
-	Reporter
-	report progress.Func
-}
-
-func (p prefixed) Report(ev progress.Event) { p.report(ev) }
-
-// writeAB judges B against A and writes the A/B folder.
-func writeAB(env Env, o ABOptions, out ABResult, profiles [2]fleet.ComponentProfile, started time.Time) (ABResult, error) {
-	out.Metrics, out.Verdict = report.JudgeAB(ABMetrics(out.A.Result, out.B.Result, o.Judge), o.Threshold)
-	rec := record.Record{Kind: KindAB, Cluster: o.Fleet, Profile: out.A.Profile + " vs " + out.B.Profile, Started: started, Ended: time.Now().UTC(),
-		Outcome: Completed, Params: o}
-	dir, err := record.NewRunDir(env.ResultsDir, KindAB, started)
-	if err != nil {
-		return out, err
-	}
-	out.Run = Run{ID: filepath.Base(dir), Kind: KindAB, Dir: dir, Outcome: Completed}
-	out.Report = filepath.Join(dir, "report.html")
-	rec.ID, rec.Result = out.ID, out
+// abPage is the A/B report of out: about describes the two profiles.
+func abPage(o ABOptions, out ABResult, about [2]string, warn func(string, ...any)) report.ABReport {
 	page := report.ABReport{State: out.State, Workload: o.Workload, Threshold: o.Threshold, Verdict: out.Verdict, Metrics: out.Metrics}
 	for i, s := range []ABSide{out.A, out.B} {
-		side := report.ABSide{Label: []string{"A", "B"}[i], Profile: s.Profile, About: profiles[i].Description, Fleet: o.Fleet,
+		side := report.ABSide{Label: []string{"A", "B"}[i], Profile: s.Profile, About: about[i], Fleet: o.Fleet,
 			Replay: s.Replay.Dir, Snapshot: s.Snapshot, Outcome: s.Replay.Outcome}
 		for _, p := range s.Result.Occupancy {
 			pct := 0.0
@@ -389,9 +373,71 @@ func writeAB(env Env, o ABOptions, out ABResult, profiles [2]fleet.ComponentProf
 		if c, err := report.CompareSnapshots(out.A.Snapshot, out.B.Snapshot); err == nil {
 			page.Snapshots = &c
 		} else {
-			env.warn("the snapshots are not compared: %v", err)
+			warn("the snapshots are not compared: %v", err)
 		}
 	}
+	return page
+}
+
+// RenderAB writes dir/report.html again from the A/B run's run.json
+// (report DIR on an ab folder): the page as this GhostFleet draws it,
+// from the figures recorded then. A profile that is neither built in nor
+// a file still there is described by its name.
+func RenderAB(dir string) (string, error) {
+	var rec struct {
+		Kind   string    `json:"kind"`
+		Params ABOptions `json:"params"`
+		Result ABResult  `json:"result"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &rec)
+	}
+	if err != nil {
+		return "", fmt.Errorf("A/B folder %s: %w", dir, err)
+	}
+	if rec.Kind != KindAB {
+		return "", fmt.Errorf("%s holds a %s run, not an A/B run", dir, rec.Kind)
+	}
+	var about [2]string
+	for i, name := range []string{rec.Params.A, rec.Params.B} {
+		about[i] = name
+		if p, err := ABProfile(name); err == nil {
+			about[i] = p.Description
+		}
+	}
+	// The sides' snapshots are found beside the folder, wherever the
+	// results folder has moved since.
+	for _, side := range []*ABSide{&rec.Result.A, &rec.Result.B} {
+		if side.Snapshot != "" {
+			side.Snapshot = filepath.Join(filepath.Dir(filepath.Clean(dir)), filepath.Base(side.Snapshot))
+		}
+	}
+	page := abPage(rec.Params, rec.Result, about, func(string, ...any) {})
+	return filepath.Join(dir, "report.html"), report.WriteAB(dir, page)
+}
+
+// prefixed passes a side's progress, its messages marked with the side.
+type prefixed struct {
+	Reporter
+	report progress.Func
+}
+
+func (p prefixed) Report(ev progress.Event) { p.report(ev) }
+
+// writeAB judges B against A and writes the A/B folder.
+func writeAB(env Env, o ABOptions, out ABResult, profiles [2]fleet.ComponentProfile, started time.Time) (ABResult, error) {
+	out.Metrics, out.Verdict = report.JudgeAB(ABMetrics(out.A.Result, out.B.Result, o.Judge), o.Threshold)
+	rec := record.Record{Kind: KindAB, Cluster: o.Fleet, Profile: out.A.Profile + " vs " + out.B.Profile, Started: started, Ended: time.Now().UTC(),
+		Outcome: Completed, Params: o}
+	dir, err := record.NewRunDir(env.ResultsDir, KindAB, started)
+	if err != nil {
+		return out, err
+	}
+	out.Run = Run{ID: filepath.Base(dir), Kind: KindAB, Dir: dir, Outcome: Completed}
+	out.Report = filepath.Join(dir, "report.html")
+	rec.ID, rec.Result = out.ID, out
+	page := abPage(o, out, [2]string{profiles[0].Description, profiles[1].Description}, env.warn)
 	if err := record.WriteJSON(dir, "run.json", rec); err != nil {
 		return out, err
 	}

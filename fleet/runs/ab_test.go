@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
@@ -95,5 +96,44 @@ func TestABMetricsJudgeWhatTheyAreTold(t *testing.T) {
 	}
 	if _, v := report.JudgeAB(ABMetrics(a, b, []string{"jobs-started", "partial-gpu-seconds"}), 0.1); v != report.ABBetter {
 		t.Fatalf("judging only jobs and partial GPU-seconds: %s, want better", v)
+	}
+}
+
+func TestRenderABFromItsRecord(t *testing.T) {
+	dir := t.TempDir()
+	a := workload.ReplayResult{JobsStarted: 2, JobsPartial: 1, PartialGPUSeconds: 500, StartLatency: workload.Percentiles{P99: 4},
+		JobResults: []workload.ReplayJob{{Name: "job-<0>", Pods: 2, GPUsPerPod: 8}}}
+	b := workload.ReplayResult{JobsStarted: 3, StartLatency: workload.Percentiles{P99: 6},
+		JobResults: []workload.ReplayJob{{Name: "job-<0>", Pods: 2, GPUsPerPod: 8}}}
+	o := NewABOptions()
+	o.A, o.B = "default", "gang"
+	res := ABResult{A: ABSide{Profile: "default", Result: a}, B: ABSide{Profile: "gang", Result: b, Snapshot: "/elsewhere/snapshot-x"}}
+	res.Metrics, res.Verdict = report.JudgeAB(ABMetrics(a, b, nil), 0.1)
+	if err := record.WriteJSON(dir, "run.json", record.Record{Kind: KindAB, Params: o, Result: res}); err != nil {
+		t.Fatal(err)
+	}
+	file, err := RenderAB(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"worse on start-p99", "job-&lt;0&gt;", "feature gates GangScheduling=true"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("re-rendered report lacks %q", want)
+		}
+	}
+	// Report on the folder re-renders it; a folder of another kind is refused.
+	if _, err := Report(context.Background(), Env{ResultsDir: dir}, ReportOptions{Snapshot: dir}); err != nil {
+		t.Errorf("report on an ab folder: %v", err)
+	}
+	other := t.TempDir()
+	if err := record.WriteJSON(other, "run.json", record.Record{Kind: "train"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RenderAB(other); err == nil || !strings.Contains(err.Error(), "holds a train run, not an A/B run") {
+		t.Errorf("RenderAB of a train folder: %v", err)
 	}
 }

@@ -2,7 +2,9 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/ghostfleet/ghostfleet/metrics/report"
@@ -75,9 +77,27 @@ func Report(_ context.Context, env Env, o ReportOptions) (ReportResult, error) {
 			return ReportResult{}, err
 		}
 	}
+	if runKind(dir) == KindAB {
+		file, err := RenderAB(dir)
+		if err != nil {
+			return ReportResult{}, err
+		}
+		return ReportResult{Run: Run{ID: filepath.Base(filepath.Clean(dir)), Kind: KindReport, Dir: dir, Outcome: Completed}, File: file}, nil
+	}
 	file, err := report.Report(dir)
 	if err != nil {
 		return ReportResult{}, err
 	}
 	return ReportResult{Run: Run{ID: filepath.Base(filepath.Clean(dir)), Kind: KindReport, Dir: dir, Outcome: Completed}, File: file}, nil
+}
+
+// runKind is the kind of the run recorded in dir/run.json ("" when none).
+func runKind(dir string) string {
+	var r struct {
+		Kind string `json:"kind"`
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "run.json")); err == nil {
+		_ = json.Unmarshal(data, &r)
+	}
+	return r.Kind
 }
