@@ -22,7 +22,7 @@ type AutoscaleOptions struct {
 // NewAutoscaleOptions are an autoscale run's defaults: 10 pods of 8 GPUs
 // (ten DGX nodes' worth) in gf-autoscale, scaled down again, 10 minutes.
 func NewAutoscaleOptions() AutoscaleOptions {
-	return AutoscaleOptions{workload.AutoscaleOptions{Pods: 10, GPUs: 8, Namespace: "gf-autoscale", Timeout: 10 * time.Minute, ScaleDown: true}}
+	return AutoscaleOptions{workload.AutoscaleOptions{Pods: 10, GPUs: 8, Namespace: "gf-autoscale", Timeout: 20 * time.Minute, ScaleDown: true}}
 }
 
 // AutoscaleResult is an autoscale run's figures, the control plane's CPU
