@@ -19,11 +19,15 @@ per catalog query with the runs' phases shaded and SLO thresholds drawn, and
 every run's parameters. The file has its scripts and styles inline and
 fetches nothing: open it anywhere, mail it, publish it.
 
+On an A/B folder (results/ab-<time>, written by ` + "`ghostfleet ab`" + `) it draws
+that run's report.html again from its run.json.
+
 With --compare A B it writes results/compare-<time>/ (compare.json and
 report.html): every SLO and catalog query's worst value in snapshot A and
 in B side by side, with B − A and B / A.`,
 		Example: `  ghostfleet snapshot && ghostfleet report
   ghostfleet report results/snapshot-20261129-175547
+  ghostfleet report results/ab-20261201-025932
   ghostfleet report --compare results/snapshot-A results/snapshot-B`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
