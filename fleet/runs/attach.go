@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/binaries"
@@ -362,6 +363,9 @@ func Detach(ctx context.Context, env Env, _ DetachOptions) (DetachResult, error)
 		}
 		return DetachResult{}, err
 	}
+	// Not throttled on this side, as nodes creates them: the server's
+	// API Priority and Fairness still paces the deletions.
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return DetachResult{}, err
