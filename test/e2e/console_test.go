@@ -112,7 +112,7 @@ func TestConsole(t *testing.T) {
 		t.Errorf("no allocated node on the map:\n%s", s)
 	}
 	// u sets the emulated usage of the load's pods (#19).
-	consoleStepUsage(t, ctx, x)
+	consoleStepUsage(t, ctx, x, filepath.Join(work, "results"))
 	// Let Prometheus scrape the load's counters twice before the snapshot.
 	time.Sleep(35 * time.Second)
 
