@@ -107,3 +107,34 @@ func CPUSince(name string, before map[string]time.Duration) (map[string]float64,
 	}
 	return out, nil
 }
+
+// PeakRSS returns each of the cluster's processes' peak resident memory so
+// far (VmHWM from /proc/PID/status), in MiB: what a run needed at most.
+func PeakRSS(name string) (map[string]float64, error) {
+	pids, err := PIDs(name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for component, pid := range pids {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue // not running
+		}
+		if kib, ok := statusKiB(string(status), "VmHWM:"); ok {
+			out[component] = float64(kib) / 1024
+		}
+	}
+	return out, nil
+}
+
+// statusKiB reads a "Field:   N kB" line of /proc/PID/status.
+func statusKiB(status, field string) (int64, bool) {
+	for _, line := range strings.Split(status, "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}

@@ -208,3 +208,13 @@ func TestParseStatCPU(t *testing.T) {
 		t.Error("garbage accepted")
 	}
 }
+
+func TestStatusKiB(t *testing.T) {
+	status := "Name:\tetcd\nVmPeak:\t 2000 kB\nVmHWM:\t  348160 kB\nVmRSS:\t  300000 kB\n"
+	if n, ok := statusKiB(status, "VmHWM:"); !ok || n != 348160 {
+		t.Errorf("VmHWM = %d, %v; want 348160", n, ok)
+	}
+	if _, ok := statusKiB(status, "VmSwap:"); ok {
+		t.Error("a missing field was found")
+	}
+}

@@ -95,6 +95,9 @@ type LoadTrial struct {
 	CPUPerPod          map[string]float64 `json:"cpuMsPerPod"`
 	ControlPlanePerPod float64            `json:"controlPlaneCpuMsPerPod"`
 	APF                APFEvidence        `json:"apf"`
+	// PeakRSS is each component's peak resident memory in MiB over its
+	// fresh fleet's life, read when the load ended.
+	PeakRSS map[string]float64 `json:"peakRssMiB,omitempty"`
 }
 
 // ControlPlane are the processes whose CPU a pod costs the fleet.
@@ -179,6 +182,9 @@ func loadTrial(ctx context.Context, b BenchFleet, profile fleet.ComponentProfile
 		return trial, err
 	}
 	trial.CPUPerPod, trial.ControlPlanePerPod = perPod(trial.CPU, res.Scheduled)
+	if trial.PeakRSS, err = fleet.PeakRSS(b.Cluster); err != nil {
+		return trial, err
+	}
 	trial.APF, err = b.apf(ctx, start, time.Now())
 	return trial, err
 }

@@ -159,7 +159,7 @@ func newBenchLoadCommand(g *globals) *cobra.Command {
 		Short: "Run the same load under each control-plane profile and compare",
 		Long: `For each --profiles entry, bring up a fresh throwaway fleet (--name,
 default ghostfleet-bench) with --nodes GPU nodes and Prometheus, run
-` + "`load`" + ` with --pods pods of --gpus GPUs, record each component's CPU time
+` + "`load`" + ` with --pods pods of --gpus GPUs, record each component's CPU time and peak memory (VmHWM)
 and what API Priority and Fairness rejected or queued per priority level,
 and delete the fleet. Prints the results side by side and the throughput
 ratio of the last profile to the first; writes results/bench-load-<time>/bench.json.`,
@@ -235,6 +235,8 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 			t.CPU["kube-apiserver"], t.CPU["etcd"], t.CPU["kube-scheduler"], t.CPU["kube-controller-manager"], t.CPU["kwok-controller"], t.CPU[fleet.SelfComponent])
 		fmt.Fprintf(w, "         CPU per scheduled pod: %.1f ms in the control plane (apiserver %.1f, etcd %.1f, scheduler %.1f, ctrl-mgr %.1f, kwok %.1f)\n",
 			t.ControlPlanePerPod, t.CPUPerPod["kube-apiserver"], t.CPUPerPod["etcd"], t.CPUPerPod["kube-scheduler"], t.CPUPerPod["kube-controller-manager"], t.CPUPerPod["kwok-controller"])
+		fmt.Fprintf(w, "         peak RSS MiB: apiserver %.0f, etcd %.0f, scheduler %.0f, ctrl-mgr %.0f, kwok %.0f, prometheus %.0f\n",
+			t.PeakRSS["kube-apiserver"], t.PeakRSS["etcd"], t.PeakRSS["kube-scheduler"], t.PeakRSS["kube-controller-manager"], t.PeakRSS["kwok-controller"], t.PeakRSS["prometheus"])
 		fmt.Fprintf(w, "         APF rejected %v, max queued %v\n", nonZero(t.APF.Rejected), nonZero(t.APF.MaxInQueue))
 	}
 	if res.ThroughputRatio > 0 {
