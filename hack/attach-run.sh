@@ -73,12 +73,12 @@ step attach gf attach --i-know-this-is-real --kwok-shards 2 --remote-shards 1
 shard_pid=$!
 sleep 5
 step nodes gf nodes "$nodes"
-step status-loaded gf status
 step load gf load $((nodes * 2)) 1
 step fault-gpu-xid gf fault gpu-xid --nodes 5
 sleep 20 # the fault's stage marks the nodes; the snapshot's scrapes see it
+step status-loaded gf status
 step snapshot gf snapshot --source direct
-step fault-clear gf fault clear
+step fault-clear gf fault clear --all
 step detach gf detach
 kill -INT "$shard_pid"
 shard_rc=0
