@@ -63,7 +63,9 @@ step() { # step NAME CMD...: runs it, its output in NAME.log, its seconds and ex
 }
 gf() { "$bin" "$@" --kubeconfig "$kc" --results-dir "$dir"; }
 
-step control-plane "$kwokctl" --name "$name" create cluster --runtime binary --disable kwok-controller --wait 120s \
+bind=$dir/kwokctl-bind.yaml # every component listens on 127.0.0.1 only
+printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n' >"$bind"
+step control-plane "$kwokctl" --name "$name" --config "$bind" create cluster --runtime binary --disable kwok-controller --wait 120s \
 	--kube-apiserver-binary "$set_dir/kube-apiserver" --kube-controller-manager-binary "$set_dir/kube-controller-manager" \
 	--kube-scheduler-binary "$set_dir/kube-scheduler" --etcd-binary "$set_dir/etcd" --kwok-controller-binary "$set_dir/kwok"
 sleep 10 # the controller-manager's first writes (default ServiceAccounts, root CA) settle

@@ -135,8 +135,11 @@ func TestAttachHiddenMetrics(t *testing.T) {
 	attachCheckHiddenMetrics(t, gf, results, att)
 }
 
-// namedBareControlPlane is bareControlPlane (attach_test.go) under
-// another name, so that this test never deletes TestAttach's cluster.
+// namedBareControlPlane brings up, with kwokctl and the pinned binaries,
+// a control plane called name with no kwok controller at all — what
+// attach meets on any cluster — every component on 127.0.0.1 only, and
+// returns its kubeconfig. Each test names its own, so that one never
+// deletes another's.
 func namedBareControlPlane(t *testing.T, ctx context.Context, name string) string {
 	t.Helper()
 	root, err := binaries.DefaultCacheRoot()
@@ -150,7 +153,11 @@ func namedBareControlPlane(t *testing.T, ctx context.Context, name string) strin
 	kwokctl := bins.Path(binaries.Kwokctl)
 	_ = exec.Command(kwokctl, "--name", name, "delete", "cluster").Run() // left by an interrupted run
 	t.Cleanup(func() { _ = exec.Command(kwokctl, "--name", name, "delete", "cluster").Run() })
-	out, err := exec.CommandContext(ctx, kwokctl, "--name", name, "create", "cluster", "--runtime", "binary", "--disable", "kwok-controller", "--wait", "120s",
+	bind := filepath.Join(t.TempDir(), "kwokctl.yaml") // every component listens on 127.0.0.1 only
+	if err := os.WriteFile(bind, []byte("apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, kwokctl, "--name", name, "--config", bind, "create", "cluster", "--runtime", "binary", "--disable", "kwok-controller", "--wait", "120s",
 		"--kube-apiserver-binary", bins.Path("kube-apiserver"),
 		"--kube-controller-manager-binary", bins.Path("kube-controller-manager"),
 		"--kube-scheduler-binary", bins.Path("kube-scheduler"),

@@ -6,9 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,45 +18,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
-	"github.com/ghostfleet/ghostfleet/fleet/binaries"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
 
 const bareCluster = "attach-e2e-bare"
 
-// bareControlPlane brings up, with kwokctl and the pinned binaries, a
-// control plane with no kwok controller at all — what attach meets on
-// any cluster — and returns its kubeconfig.
+// bareControlPlane is TestAttach's bare control plane (see
+// namedBareControlPlane).
 func bareControlPlane(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	root, err := binaries.DefaultCacheRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &binaries.Resolver{Versions: binaries.Pinned(), CacheRoot: root}
-	bins, err := r.Resolve(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kwokctl := func(args ...string) {
-		t.Helper()
-		out, err := exec.CommandContext(ctx, bins.Path(binaries.Kwokctl), append([]string{"--name", bareCluster}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("kwokctl %s: %v\n%s", strings.Join(args, " "), err, lastLines(string(out), 10))
-		}
-	}
-	t.Cleanup(func() {
-		_ = exec.Command(bins.Path(binaries.Kwokctl), "--name", bareCluster, "delete", "cluster").Run()
-	})
-	kwokctl("create", "cluster", "--runtime", "binary", "--disable", "kwok-controller", "--wait", "120s",
-		"--kube-apiserver-binary", bins.Path("kube-apiserver"),
-		"--kube-controller-manager-binary", bins.Path("kube-controller-manager"),
-		"--kube-scheduler-binary", bins.Path("kube-scheduler"),
-		"--etcd-binary", bins.Path("etcd"),
-		"--kwok-controller-binary", bins.Path(binaries.Kwok))
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".kwok", "clusters", bareCluster, "kubeconfig.yaml")
+	return namedBareControlPlane(t, ctx, bareCluster)
 }
 
 // inventory names the objects of the kinds attach and detach could touch,

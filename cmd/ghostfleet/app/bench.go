@@ -150,6 +150,7 @@ type benchLoadOptions struct {
 	gpuProfile string
 	gpuModel   string
 	claim      string
+	timeout    time.Duration
 }
 
 func newBenchLoadCommand(g *globals) *cobra.Command {
@@ -169,6 +170,7 @@ ratio of the last profile to the first; writes results/bench-load-<time>/bench.j
 	fs := cmd.Flags()
 	fs.IntVar(&o.nodes, "nodes", 1000, "GPU nodes in the fleet")
 	fs.IntVar(&o.pods, "pods", 8000, "pods to create")
+	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up waiting for each trial's pods to run after this long (40,000 pods on 5,000 nodes need more)")
 	fs.IntVar(&o.gpus, "gpus", 1, "GPUs per pod")
 	fs.StringVar(&o.mode, "mode", workload.ModePods, "how pods are created: "+strings.Join(workload.LoadModes, ", "))
 	fs.StringSliceVar(&o.profiles, "profiles", []string{"default", "tuned"}, "control-plane profiles to compare, in order: built-in names or profile files (FILE.yaml, as --profile-file)")
@@ -188,7 +190,7 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 		}
 		profiles = append(profiles, p)
 	}
-	opts := workload.LoadOptions{Namespace: "gf-load", Pods: o.pods, GPUs: o.gpus, Mode: o.mode, Timeout: 15 * time.Minute, Claim: o.claim}
+	opts := workload.LoadOptions{Namespace: "gf-load", Pods: o.pods, GPUs: o.gpus, Mode: o.mode, Timeout: o.timeout, Claim: o.claim}
 	gpu, err := fleet.LookupGPUProfile(o.gpuProfile)
 	if err != nil {
 		return err
