@@ -52,10 +52,11 @@ lint: $(STATICCHECK)
 bench-nodes: build
 	./$(BIN) bench nodes --rounds 3
 
-# Regenerates docs/findings.md's tables from the run folders they name
+# Regenerates the figure tables of docs/findings.md and docs/benchmarks.md from the run folders they name
 # (a unit test fails when the committed file and its runs disagree).
 findings: build
-	./$(BIN) findings
+	./$(BIN) findings docs/findings.md
+	./$(BIN) findings docs/benchmarks.md
 
 clean-fleet: build
 	./$(BIN) clean
