@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 45m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ghostfleet
@@ -69,3 +69,15 @@ chaos: build
 # goroutines and every component's CPU and RSS (results/soak-<time>/).
 soak: build
 	hack/soak.sh
+
+# One kwok controller against two shards at 5,000 nodes, side by side
+# (results/shard-bench-<time>/; needs the control plane `make up` builds).
+shard-bench: build
+	hack/shard-bench.sh
+
+# Attach's whole path on a second control plane: 200 nodes through two
+# shards (one in its own kwok-shard process), load, gpu-xid, snapshot,
+# detach, and every kind's object count before and after
+# (results/attach-run-<time>/; needs kubectl).
+attach-run: build
+	hack/attach-run.sh
