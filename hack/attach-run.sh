@@ -20,14 +20,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 nodes=${1:-200}
 command -v kubectl >/dev/null || { echo "hack/attach-run.sh needs kubectl to count objects: apt-get install kubectl" >&2; exit 2; }
-bin=$PWD/bin/ghostfleet
-go build -o "$bin" ./cmd/ghostfleet
-set_dir=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/ghostfleet/bin/k8s-* | head -1) # `ghostfleet up` builds it
-kwokctl=$set_dir/kwokctl
-dir=${GHOSTFLEET_RESULTS:-results}/attach-run-$(date -u +%Y%m%d-%H%M%S)
-while [ -e "$dir" ]; do dir=$dir-1; done
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
+. hack/lib.sh
+gf_build
+new_run_dir attach-run
 name=gf-attach-run
 kc=$HOME/.kwok/clusters/$name/kubeconfig.yaml
 shard_pid=""
@@ -63,11 +58,7 @@ step() { # step NAME CMD...: runs it, its output in NAME.log, its seconds and ex
 }
 gf() { "$bin" "$@" --kubeconfig "$kc" --results-dir "$dir"; }
 
-bind=$dir/kwokctl-bind.yaml # every component listens on 127.0.0.1 only
-printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n' >"$bind"
-step control-plane "$kwokctl" --name "$name" --config "$bind" create cluster --runtime binary --disable kwok-controller --wait 120s \
-	--kube-apiserver-binary "$set_dir/kube-apiserver" --kube-controller-manager-binary "$set_dir/kube-controller-manager" \
-	--kube-scheduler-binary "$set_dir/kube-scheduler" --etcd-binary "$set_dir/etcd" --kwok-controller-binary "$set_dir/kwok"
+step control-plane bare_control_plane "$name"
 sleep 10 # the controller-manager's first writes (default ServiceAccounts, root CA) settle
 count "$dir/counts-before.json"
 step attach gf attach --i-know-this-is-real --kwok-shards 2 --remote-shards 1

@@ -21,16 +21,10 @@ shift || true
 shards=("${@:-1}")
 [ $# -gt 0 ] || shards=(1 2)
 idle=${IDLE:-60}
-bin=$PWD/bin/ghostfleet
-go build -o "$bin" ./cmd/ghostfleet
-set_dir=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/ghostfleet/bin/k8s-* | head -1) # `ghostfleet up` builds it
-kwokctl=$set_dir/kwokctl
-dir=${GHOSTFLEET_RESULTS:-results}/shard-bench-$(date -u +%Y%m%d-%H%M%S)
-while [ -e "$dir" ]; do dir=$dir-1; done
-mkdir -p "$dir"
+. hack/lib.sh
+gf_build
+new_run_dir shard-bench
 hz=$(getconf CLK_TCK)
-bind=$dir/kwokctl-bind.yaml # every component listens on 127.0.0.1 only
-printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n' >"$bind"
 name=gf-shard-bench
 kc=$HOME/.kwok/clusters/$name/kubeconfig.yaml
 state=""
@@ -55,9 +49,7 @@ first=1
 for k in "${shards[@]}"; do
 	echo "== $k shard(s), $nodes nodes"
 	cleanup
-	"$kwokctl" --name "$name" --config "$bind" create cluster --runtime binary --disable kwok-controller --wait 120s \
-		--kube-apiserver-binary "$set_dir/kube-apiserver" --kube-controller-manager-binary "$set_dir/kube-controller-manager" \
-		--kube-scheduler-binary "$set_dir/kube-scheduler" --etcd-binary "$set_dir/etcd" --kwok-controller-binary "$set_dir/kwok" >"$dir/kwokctl-$k.log" 2>&1
+	bare_control_plane "$name" >"$dir/kwokctl-$k.log" 2>&1
 	"$bin" attach --kubeconfig "$kc" --results-dir "$dir" --i-know-this-is-real --kwok-shards "$k" -o json >"$dir/attach-$k.json"
 	state=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["stateDir"])' "$dir/attach-$k.json")
 	start=$(date +%s.%N)

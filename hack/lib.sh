@@ -1,0 +1,31 @@
+# Shared by the hack/ scripts that drive a bare control plane: source it
+# from the repository's root, after `set -euo pipefail`.
+
+# Builds GhostFleet into bin/ghostfleet and sets bin, set_dir (the cached
+# control-plane binaries `ghostfleet up` builds) and kwokctl.
+gf_build() {
+	bin=$PWD/bin/ghostfleet
+	go build -o "$bin" ./cmd/ghostfleet
+	set_dir=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/ghostfleet/bin/k8s-* | head -1)
+	kwokctl=$set_dir/kwokctl
+}
+
+# new_run_dir KIND: a new, absolute results/KIND-<time> folder in dir.
+new_run_dir() {
+	dir=${GHOSTFLEET_RESULTS:-results}/$1-$(date -u +%Y%m%d-%H%M%S)
+	while [ -e "$dir" ]; do dir=$dir-1; done
+	mkdir -p "$dir"
+	dir=$(cd "$dir" && pwd)
+}
+
+# bare_control_plane NAME: kwokctl's binary runtime with the cached
+# binaries and no kwok controller of its own (what attach meets on any
+# cluster), every component on 127.0.0.1 only; its kwokctl configuration
+# is kept in dir.
+bare_control_plane() {
+	local bind=$dir/kwokctl-bind.yaml
+	printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n' >"$bind"
+	"$kwokctl" --name "$1" --config "$bind" create cluster --runtime binary --disable kwok-controller --wait 120s \
+		--kube-apiserver-binary "$set_dir/kube-apiserver" --kube-controller-manager-binary "$set_dir/kube-controller-manager" \
+		--kube-scheduler-binary "$set_dir/kube-scheduler" --etcd-binary "$set_dir/etcd" --kwok-controller-binary "$set_dir/kwok"
+}
