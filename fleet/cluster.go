@@ -174,6 +174,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 
 	state := State{Name: opts.Name, Profile: opts.Profile.Name, PrometheusPort: opts.PrometheusPort,
 		MetricsServer: opts.MetricsServer, Versions: opts.Versions, Created: time.Now().UTC()}
+	if v := set[binaries.Prometheus].Version; v != "" {
+		state.Versions.Prometheus = v + " (Debian's package)"
+	}
 	if len(opts.Autoscaler) > 0 {
 		a, err := NewAutoscalerState(set.Path(binaries.Karpenter), opts.Autoscaler)
 		if err == nil {

@@ -70,7 +70,10 @@ type PodCounts struct {
 
 // PrometheusStatus is whether Prometheus answers and scrapes its targets.
 type PrometheusStatus struct {
-	URL       string           `json:"url"`
+	URL string `json:"url"`
+	// Version is the release GhostFleet's own fleet runs ("v3.16.0", or
+	// "v2.42.0 (Debian's package)"); empty for an attached cluster.
+	Version   string           `json:"version,omitempty"`
 	Reachable bool             `json:"reachable"`
 	Error     string           `json:"error,omitempty"`
 	Targets   []metrics.Target `json:"targets,omitempty"`
@@ -103,6 +106,7 @@ func GetStatus(ctx context.Context, t Target, prometheusURL string) (Status, err
 		autoscaler = state.Autoscaler
 		st.Profile = state.Profile
 		prometheusURL = state.PrometheusURL()
+		st.Prometheus.Version = state.Versions.Prometheus
 	}
 	st.Prometheus.URL = prometheusURL
 	if prometheusURL != "" {

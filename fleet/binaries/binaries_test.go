@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -186,15 +187,29 @@ func TestResolveWithoutGoSaysWhatToDo(t *testing.T) {
 	}
 }
 
-// A stand-in go command records its arguments and writes the -o file, so
-// the build path (module files, ldflags, atomic rename, progress) is tested
-// without compiling Kubernetes.
+// fakeGo is a stand-in go command: it records its arguments in logFile and
+// writes the -o file, or with -o DIR/ one file per package named as go
+// names it, so the build path (module files, ldflags, atomic rename,
+// progress) is tested without compiling Kubernetes.
+func fakeGo(logFile string) string {
+	return `echo "$PWD $*" >> ` + logFile + `
+out=""; pkgs=""
+while [ $# -gt 0 ]; do
+	case "$1" in -o) out=$2; shift;; -ldflags) shift;; build|-*) ;; *) pkgs="$pkgs $1";; esac
+	shift
+done
+case "$out" in
+*/) for p in $pkgs; do n=${p##*/}; case $n in v[0-9]*) q=${p%/*}; n=${q##*/};; esac; printf '#!/bin/sh\n' > "$out$n"; chmod +x "$out$n"; done;;
+*) printf '#!/bin/sh\n' > "$out"; chmod +x "$out";;
+esac`
+}
+
+// The control plane's seven binaries are one go build; Prometheus another.
 func TestResolveBuildsMissingBinariesIntoTheCache(t *testing.T) {
 	dir := t.TempDir()
 	goBin := filepath.Join(dir, "go")
 	logFile := filepath.Join(dir, "calls")
-	writeExec(t, goBin, `echo "$PWD $*" >> `+logFile+`
-while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then printf '#!/bin/sh\n' > "$2"; chmod +x "$2"; fi; shift; done`)
+	writeExec(t, goBin, fakeGo(logFile))
 	var events []progress.Event
 	r := &Resolver{Versions: Pinned(), CacheRoot: filepath.Join(dir, "cache"), GoBinary: goBin,
 		Getenv: func(string) string { return "" }, Report: func(e progress.Event) { events = append(events, e) }}
@@ -227,8 +242,16 @@ while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then printf '#!/bin/sh\n' > "$2"; chm
 			}
 		}
 	}
-	if starts != len(All) {
-		t.Errorf("%d build steps reported, want %d", starts, len(All))
+	if starts != 2 {
+		t.Errorf("%d build steps reported, want 2 (the control plane, then Prometheus)", starts)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(calls)), "\n"); len(lines) != 2 ||
+		!strings.Contains(lines[0], "go.etcd.io/etcd/server/v3") || !strings.Contains(lines[0], "k8s.io/kubernetes/cmd/kube-apiserver") ||
+		!strings.Contains(lines[0], "sigs.k8s.io/kwok/pkg/consts.Version=") {
+		t.Errorf("builds:\n%s\nwant one of the whole control plane with every binary's ldflags, then Prometheus", calls)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(r.CacheDir(), ".building-*")); len(leftovers) > 0 {
+		t.Errorf("temporary build folders left behind: %v", leftovers)
 	}
 
 	// A second resolve finds everything in the cache and builds nothing.
@@ -268,8 +291,7 @@ func TestMetricsServerIsBuiltOnDemandOutsideTheVersionSet(t *testing.T) {
 	dir := t.TempDir()
 	goBin := filepath.Join(dir, "go")
 	logFile := filepath.Join(dir, "calls")
-	writeExec(t, goBin, `echo "$PWD $*" >> `+logFile+`
-while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then printf '#!/bin/sh\n' > "$2"; chmod +x "$2"; fi; shift; done`)
+	writeExec(t, goBin, fakeGo(logFile))
 	r := &Resolver{Versions: Pinned(), CacheRoot: filepath.Join(dir, "cache"), GoBinary: goBin, Getenv: func(string) string { return "" }}
 	for _, b := range All {
 		writeExec(t, filepath.Join(r.CacheDir(), b.Name), "")
@@ -305,5 +327,131 @@ while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then printf '#!/bin/sh\n' > "$2"; chm
 	set, err = r.Resolve(context.Background())
 	if err != nil || set[MetricsServer].Source != SourceCache {
 		t.Errorf("second resolve: %+v, %v; want the cached build", set[MetricsServer], err)
+	}
+}
+
+// fakeDebian puts stand-ins for apt-get and dpkg-deb first on PATH: apt-get
+// download writes a prometheus .deb (or fails when fail is set), dpkg-deb
+// reads its version and extracts usr/bin/prometheus. It returns the file
+// apt-get logs its calls to.
+func fakeDebian(t *testing.T, fail bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "apt-calls")
+	download := `touch prometheus_2.42.0+ds-5+b5_amd64.deb`
+	if fail {
+		download = `echo "E: Unable to locate package prometheus" >&2; exit 100`
+	}
+	writeExec(t, filepath.Join(dir, "apt-get"), `echo "$*" >> `+logFile+`
+case "$1" in download) `+download+`;; update) ;; esac`)
+	writeExec(t, filepath.Join(dir, "dpkg-deb"), `case "$1" in
+-f) echo 2.42.0+ds-5+b5;;
+-x) mkdir -p "$3/usr/bin" && printf '#!/bin/sh\necho "prometheus, version 2.42.0+ds (branch: debian/sid)"\n' > "$3/usr/bin/prometheus";;
+esac`)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return logFile
+}
+
+// auto takes Debian's Prometheus instead of building it, caches it beside
+// the version sets, and finds it there the next time without apt.
+func TestAutoTakesPrometheusFromDebiansPackage(t *testing.T) {
+	aptLog := fakeDebian(t, false)
+	dir := t.TempDir()
+	goLog := filepath.Join(dir, "go-calls")
+	writeExec(t, filepath.Join(dir, "go"), fakeGo(goLog))
+	r := &Resolver{Versions: Pinned(), CacheRoot: filepath.Join(dir, "cache"), GoBinary: filepath.Join(dir, "go"),
+		Getenv: func(string) string { return "" }, PrometheusFrom: PrometheusAuto}
+	set, err := r.Resolve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := set[Prometheus]
+	want := filepath.Join(r.CacheRoot, "prometheus-debian-2.42.0+ds-5+b5", Prometheus)
+	if got.Source != SourceDebian || got.Path != want || got.Version != "v2.42.0" {
+		t.Errorf("prometheus = %+v, want Debian's v2.42.0 at %s", got, want)
+	}
+	if calls, _ := os.ReadFile(goLog); strings.Contains(string(calls), "prometheus/cmd/prometheus") {
+		t.Errorf("Prometheus was built as well:\n%s", calls)
+	}
+	if err := os.Remove(aptLog); err != nil {
+		t.Fatal(err)
+	}
+	found, missing, err := r.Find()
+	if err != nil || len(missing) != 0 || found[Prometheus].Source != SourceDebian {
+		t.Errorf("second Find: %+v missing %v, %v; want Debian's from the cache", found[Prometheus], missing, err)
+	}
+	if _, err := os.Stat(aptLog); !os.IsNotExist(err) {
+		t.Error("the second resolve ran apt-get")
+	}
+	// build ignores it and builds the pinned version.
+	r.PrometheusFrom = PrometheusBuild
+	if _, missing, _ := r.Find(); len(missing) != 1 || missing[0].Name != Prometheus {
+		t.Errorf("with build, missing = %v, want the pinned Prometheus", missing)
+	}
+}
+
+// Where apt cannot fetch the package, auto builds the pinned version and
+// says why; debian fails and names the cause.
+func TestDebianPrometheusUnavailable(t *testing.T) {
+	fakeDebian(t, true)
+	dir := t.TempDir()
+	writeExec(t, filepath.Join(dir, "go"), fakeGo(filepath.Join(dir, "go-calls")))
+	var infos []string
+	r := &Resolver{Versions: Pinned(), CacheRoot: filepath.Join(dir, "cache"), GoBinary: filepath.Join(dir, "go"),
+		Getenv: func(string) string { return "" }, PrometheusFrom: PrometheusAuto,
+		Report: func(e progress.Event) {
+			if e.Kind == progress.Info {
+				infos = append(infos, e.Message)
+			}
+		}}
+	set, err := r.Resolve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set[Prometheus].Source != SourceBuilt {
+		t.Errorf("prometheus = %+v, want the pinned build", set[Prometheus])
+	}
+	if !strings.Contains(strings.Join(infos, "\n"), "Unable to locate package prometheus") {
+		t.Errorf("progress does not say why Debian's package was not used:\n%s", strings.Join(infos, "\n"))
+	}
+
+	r = &Resolver{Versions: Pinned(), CacheRoot: t.TempDir(), GoBinary: filepath.Join(dir, "go"),
+		Getenv: func(string) string { return "" }, PrometheusFrom: PrometheusDebian}
+	if _, err := r.Resolve(context.Background()); err == nil || !strings.Contains(err.Error(), "Unable to locate package prometheus") {
+		t.Errorf("debian without a package: error %v, want apt's reason", err)
+	}
+}
+
+func TestDebianUpstream(t *testing.T) {
+	for in, want := range map[string]string{"2.42.0+ds-5+b5": "v2.42.0", "2.53.3+ds1-1": "v2.53.3", "1:2.45.0-1": "v2.45.0", "2.42.0": "v2.42.0"} {
+		if got := debianUpstream(in); got != want {
+			t.Errorf("debianUpstream(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if err := CheckPrometheusFrom("apt"); err == nil || !strings.Contains(err.Error(), `"apt"`) || !strings.Contains(err.Error(), "auto, build, debian") {
+		t.Errorf("CheckPrometheusFrom(apt) = %v, want the value and what is allowed", err)
+	}
+}
+
+// make build compiles GhostFleet with the control plane's flags, or a
+// first run compiles the packages they share twice.
+func TestMakeBuildUsesTheControlPlanesCompileFlags(t *testing.T) {
+	data, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "build") && strings.Contains(l, "-o $(BIN)") {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatal("no `go build … -o $(BIN)` line in the Makefile")
+	}
+	for _, f := range CompileFlags {
+		if !slices.Contains(strings.Fields(line), f) {
+			t.Errorf("make build (%q) lacks %s", strings.TrimSpace(line), f)
+		}
 	}
 }

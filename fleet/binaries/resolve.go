@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/modfile"
 
@@ -34,6 +36,9 @@ type Resolved struct {
 	Binary
 	Path   string
 	Source Source
+	// Version is the release the binary reports when it is not the
+	// pinned one (Debian's Prometheus); empty otherwise.
+	Version string
 }
 
 // Set maps binary names to where they are.
@@ -56,6 +61,10 @@ type Resolver struct {
 	// GoBinary is the go command used to build; "go" from PATH when empty.
 	GoBinary string
 	Report   progress.Func
+	// PrometheusFrom says where Prometheus comes from when neither a
+	// flag nor a variable names it: PrometheusAuto, PrometheusDebian or
+	// PrometheusBuild (when empty: nothing is fetched unasked).
+	PrometheusFrom string
 	// Also are binaries of OnDemand that Find and Resolve treat like
 	// those of All, e.g. metrics-server for a fleet that runs it.
 	Also []Binary
@@ -124,9 +133,17 @@ func (r *Resolver) find(b Binary) (Resolved, bool, error) {
 		}
 		return Resolved{Binary: b, Path: p, Source: SourceEnv}, true, nil
 	}
+	if b.Name == Prometheus && r.PrometheusFrom == PrometheusDebian {
+		res, ok := r.findDebianPrometheus()
+		return res, ok, nil
+	}
 	p := r.cachePath(b)
 	if executable(p) == nil {
 		return Resolved{Binary: b, Path: p, Source: SourceCache}, true, nil
+	}
+	if b.Name == Prometheus && r.PrometheusFrom == PrometheusAuto {
+		res, ok := r.findDebianPrometheus()
+		return res, ok, nil
 	}
 	return Resolved{}, false, nil
 }
@@ -145,11 +162,25 @@ func executable(path string) error {
 // ErrNoGo is returned when a build is needed and no Go toolchain is found.
 var ErrNoGo = errors.New("no Go toolchain")
 
-// Resolve finds every binary, building the missing ones into the cache.
+// Resolve finds every binary, building the missing ones into the cache
+// (Prometheus may come from Debian's package instead: see PrometheusFrom).
 func (r *Resolver) Resolve(ctx context.Context) (Set, error) {
 	found, missing, err := r.Find()
 	if err != nil {
 		return nil, err
+	}
+	if i := slices.IndexFunc(missing, func(b Binary) bool { return b.Name == Prometheus }); i >= 0 &&
+		(r.PrometheusFrom == PrometheusAuto || r.PrometheusFrom == PrometheusDebian) {
+		res, err := r.fetchDebianPrometheus(ctx)
+		switch {
+		case err == nil:
+			found[Prometheus] = res
+			missing = slices.Delete(missing, i, i+1)
+		case r.PrometheusFrom == PrometheusDebian:
+			return nil, err
+		default:
+			r.report(progress.Event{Kind: progress.Info, Message: fmt.Sprintf("%v; building the pinned Prometheus %s instead", err, r.Versions.Prometheus)})
+		}
 	}
 	if len(missing) == 0 {
 		return found, nil
@@ -166,12 +197,24 @@ func (r *Resolver) Resolve(ctx context.Context) (Set, error) {
 	}
 	r.report(progress.Event{Kind: progress.Info, Message: fmt.Sprintf(
 		"building %d binaries from the pinned modules into %s (first run only; later runs reuse them)", len(missing), r.cachePlace(missing))})
-	for i, b := range missing {
-		path, err := r.build(ctx, goBin, b, i+1, len(missing))
+	// The control plane's binaries are built by one go build: the packages
+	// they share compile once, and both cores stay busy while one links.
+	var steps [][]Binary
+	for _, b := range missing {
+		if b.module == moduleControlPlane && len(steps) > 0 && steps[0][0].module == moduleControlPlane {
+			steps[0] = append(steps[0], b)
+		} else {
+			steps = append(steps, []Binary{b})
+		}
+	}
+	for i, bs := range steps {
+		paths, err := r.build(ctx, goBin, bs, i+1, len(steps))
 		if err != nil {
 			return nil, err
 		}
-		found[b.Name] = Resolved{Binary: b, Path: path, Source: SourceBuilt}
+		for j, b := range bs {
+			found[b.Name] = Resolved{Binary: b, Path: paths[j], Source: SourceBuilt}
+		}
 	}
 	return found, nil
 }
@@ -187,7 +230,11 @@ func (r *Resolver) ResolveOne(ctx context.Context, b Binary) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: building %s needs Go 1.26 or newer on PATH; alternatively point %s at a prebuilt binary", err, b.Name, b.EnvVar())
 	}
-	return r.build(ctx, goBin, b, 1, 1)
+	paths, err := r.build(ctx, goBin, []Binary{b}, 1, 1)
+	if err != nil {
+		return "", err
+	}
+	return paths[0], nil
 }
 
 func (r *Resolver) goBinary() (string, error) {
@@ -237,66 +284,143 @@ func (r *Resolver) cachePath(b Binary) string {
 	return filepath.Join(r.CacheDir(), b.Name)
 }
 
-// build compiles one binary into the cache. The output is written under a
-// temporary name and renamed, so an interrupted build never leaves a
-// half-written binary that a later run would trust.
-func (r *Resolver) build(ctx context.Context, goBin string, b Binary, n, total int) (string, error) {
+// build compiles the binaries bs (one, or several of one module without
+// patches or manifests) with one go build into the cache. The output is
+// written under temporary names and renamed, so an interrupted build never
+// leaves a half-written binary that a later run would trust.
+func (r *Resolver) build(ctx context.Context, goBin string, bs []Binary, n, total int) ([]string, error) {
+	b := bs[0]
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Name
+	}
 	mod, sum := moduleFiles(b.module)
 	h := sha256.Sum256(append(append([]byte{}, mod...), sum...))
 	src := filepath.Join(r.CacheRoot, "src", b.module+"-"+hex.EncodeToString(h[:6]))
 	if err := os.MkdirAll(src, 0o755); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(src, "go.mod"), mod, 0o644); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(src, "go.sum"), sum, 0o644); err != nil {
-		return "", err
+		return nil, err
 	}
-	out := r.cachePath(b)
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return "", err
+	outs := make([]string, len(bs))
+	for i, b := range bs {
+		outs[i] = r.cachePath(b)
+		if err := os.MkdirAll(filepath.Dir(outs[i]), 0o755); err != nil {
+			return nil, err
+		}
 	}
-	tmp := out + ".building"
+	// One binary is written to OUT.building; several (go build -o DIR/)
+	// to a temporary folder beside them, named as go names them.
+	tmp := outs[0] + ".building"
+	tmps := []string{tmp}
+	if len(bs) > 1 {
+		dir, err := os.MkdirTemp(filepath.Dir(outs[0]), ".building-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		tmp, tmps = dir+string(filepath.Separator), nil
+		for _, b := range bs {
+			tmps = append(tmps, filepath.Join(dir, goOutputName(b.pkg)))
+		}
+	}
 
-	done := progress.Step(r.report, "build "+b.Name,
-		fmt.Sprintf("building %s (%d/%d) from %s", b.Name, n, total, b.pkg), b.Typical)
+	step, what := "build "+b.Name, fmt.Sprintf("building %s (%d/%d) from %s", b.Name, n, total, b.pkg)
+	var typical time.Duration
+	for _, b := range bs {
+		typical += b.Typical
+	}
+	if len(bs) > 1 {
+		step = "build " + b.module
+		what = fmt.Sprintf("building %s (%d/%d, one go build of %d binaries)", strings.Join(names, ", "), n, total, len(bs))
+	}
+	done := progress.Step(r.report, step, what, typical)
 	defer done()
-	args := []string{"build", "-trimpath", "-ldflags", b.ldflags(r.Versions), "-o", tmp}
+	args := append([]string{"build"}, CompileFlags...)
+	args = append(args, "-ldflags", joinLDFlags(bs, r.Versions), "-o", tmp)
 	var moduleDir string
 	if len(b.patches) > 0 || len(b.manifests) > 0 {
 		var err error
 		if moduleDir, err = goModuleDir(ctx, goBin, src, b.source); err != nil {
-			return "", fmt.Errorf("building %s: %w", b.Name, err)
+			return nil, fmt.Errorf("building %s: %w", b.Name, err)
 		}
 	}
 	if len(b.patches) > 0 {
 		if err := patchedModule(src, b, moduleDir, mod); err != nil {
-			return "", fmt.Errorf("building %s: %w", b.Name, err)
+			return nil, fmt.Errorf("building %s: %w", b.Name, err)
 		}
 	}
-	cmd := exec.CommandContext(ctx, goBin, append(args, b.pkg)...)
+	for _, b := range bs {
+		args = append(args, b.pkg)
+	}
+	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	if err != nil {
-		_ = os.Remove(tmp)
+		_ = os.Remove(tmps[0])
 		if ctx.Err() != nil {
-			return "", fmt.Errorf("build of %s interrupted; nothing was cached for it", b.Name)
+			return nil, fmt.Errorf("build of %s interrupted; nothing was cached for it", strings.Join(names, ", "))
 		}
-		return "", fmt.Errorf("building %s failed: %v\n%s", b.Name, err, lastLines(stderr.String(), 20))
+		return nil, fmt.Errorf("building %s failed: %v\n%s", strings.Join(names, ", "), err, lastLines(stderr.String(), 20))
 	}
 	// The binary is what marks the cache complete: its manifests go first.
-	if err := copyManifests(moduleDir, b.manifests, ManifestsDir(out)); err != nil {
-		_ = os.Remove(tmp)
-		return "", fmt.Errorf("building %s: %w", b.Name, err)
+	if err := copyManifests(moduleDir, b.manifests, ManifestsDir(outs[0])); err != nil {
+		_ = os.Remove(tmps[0])
+		return nil, fmt.Errorf("building %s: %w", b.Name, err)
 	}
-	if err := os.Rename(tmp, out); err != nil {
-		return "", err
+	for i := range bs {
+		if err := os.Rename(tmps[i], outs[i]); err != nil {
+			return nil, err
+		}
 	}
-	return out, nil
+	return outs, nil
+}
+
+// CompileFlags are the go build flags of every binary GhostFleet builds,
+// and of `make build` (a test holds the Makefile to them): with the same
+// flags, the packages GhostFleet shares with the control plane (client-go,
+// k8s.io/api…) compile once on a first run, not twice. No DWARF: -s -w
+// strips it at link anyway, and not writing it saves compile time.
+var CompileFlags = []string{"-trimpath", "-gcflags=all=-dwarf=false"}
+
+// goOutputName is the file go build -o DIR/ writes package pkg's binary
+// to: its last path element, or the one before a major version suffix
+// (go.etcd.io/etcd/server/v3 → server).
+func goOutputName(pkg string) string {
+	elems := strings.Split(pkg, "/")
+	last := elems[len(elems)-1]
+	if len(elems) > 1 && len(last) > 1 && last[0] == 'v' && strings.Trim(last[1:], "0123456789") == "" {
+		last = elems[len(elems)-2]
+	}
+	return last
+}
+
+// joinLDFlags are the linker flags of every binary in bs, each once: -X
+// for a package a binary does not link is ignored by the linker, so one
+// set serves a build of several binaries.
+func joinLDFlags(bs []Binary, v Versions) string {
+	var out []string
+	for _, b := range bs {
+		fields := strings.Fields(b.ldflags(v))
+		for i := 0; i < len(fields); i++ {
+			f := fields[i]
+			if f == "-X" && i+1 < len(fields) {
+				i++
+				f += " " + fields[i]
+			}
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func lastLines(s string, n int) string {

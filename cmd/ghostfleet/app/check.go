@@ -85,10 +85,17 @@ func (o *checkOptions) run(ctx context.Context) error {
 			row.status = statusMissing
 			row.detail = "not in " + r.CacheDir()
 			row.fix = fmt.Sprintf("`ghostfleet up` builds it (~%s cold), or --binary %s=PATH", round(b.Typical), b.Name)
+			if b.Name == binaries.Prometheus && r.PrometheusFrom != binaries.PrometheusBuild {
+				row.fix = fmt.Sprintf("`ghostfleet up` takes it from Debian's package (--prometheus-from %s) or else builds it (~%s cold), or --binary %s=PATH",
+					r.PrometheusFrom, round(b.Typical), b.Name)
+			}
 			rows = append(rows, row)
 			continue
 		}
 		want := r.Versions.VersionOf(b.Name)
+		if res.Version != "" {
+			want = res.Version
+		}
 		line, err := binaries.ReportedVersion(ctx, b, res.Path)
 		switch {
 		case err != nil:

@@ -96,7 +96,11 @@ func printStatus(w io.Writer, st fleet.Status) {
 		fmt.Fprintf(w, "  %d pending, %d running, %d succeeded, %d failed in %v\n",
 			st.Pods.Pending, st.Pods.Running, st.Pods.Succeeded, st.Pods.Failed, st.Pods.Namespaces)
 	}
-	fmt.Fprintln(w, "\nPrometheus:")
+	fmt.Fprint(w, "\nPrometheus")
+	if v := st.Prometheus.Version; v != "" {
+		fmt.Fprint(w, " "+v)
+	}
+	fmt.Fprintln(w, ":")
 	switch {
 	case st.Prometheus.URL == "":
 		fmt.Fprintln(w, "  (none: pass --prometheus-url for an attached cluster)")

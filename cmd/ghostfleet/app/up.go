@@ -17,9 +17,10 @@ import (
 
 // binaryFlags choose where the control-plane binaries come from.
 type binaryFlags struct {
-	explicit map[string]string
-	goBinary string
-	cacheDir string
+	explicit       map[string]string
+	goBinary       string
+	cacheDir       string
+	prometheusFrom string
 }
 
 func (b *binaryFlags) add(fs *pflag.FlagSet) {
@@ -28,13 +29,26 @@ func (b *binaryFlags) add(fs *pflag.FlagSet) {
 			" (env GHOSTFLEET_<NAME>_BINARY, e.g. GHOSTFLEET_PROMETHEUS_BINARY=/usr/bin/prometheus)")
 	fs.StringVar(&b.goBinary, "go", "", "go command used to build missing binaries (default: go on PATH)")
 	fs.StringVar(&b.cacheDir, "cache-dir", "", "binary cache root (default $XDG_CACHE_HOME/ghostfleet/bin)")
+	fs.StringVar(&b.prometheusFrom, "prometheus-from", envOr(prometheusFromEnv, binaries.PrometheusAuto),
+		"where Prometheus comes from when neither --binary nor a variable names it and the pinned build is not cached: "+
+			"auto (Debian's package where apt can fetch it, in seconds, else the pinned build, ~7 min on 2 cores), build (always the pinned build) or debian (env "+prometheusFromEnv+")")
 }
+
+// prometheusFromEnv sets --prometheus-from's default.
+const prometheusFromEnv = "GHOSTFLEET_PROMETHEUS_FROM"
 
 func (b *binaryFlags) resolver(report progress.Func) (*binaries.Resolver, error) {
 	for name := range b.explicit {
 		if _, err := binaries.Lookup(name); err != nil {
 			return nil, fmt.Errorf("--binary: %w", err)
 		}
+	}
+	from := b.prometheusFrom
+	if from == "" { // a command whose flags were not added
+		from = envOr(prometheusFromEnv, binaries.PrometheusAuto)
+	}
+	if err := binaries.CheckPrometheusFrom(from); err != nil {
+		return nil, fmt.Errorf("--prometheus-from: %w", err)
 	}
 	root := b.cacheDir
 	if root == "" {
@@ -49,6 +63,8 @@ func (b *binaryFlags) resolver(report progress.Func) (*binaries.Resolver, error)
 		CacheRoot: root,
 		GoBinary:  b.goBinary,
 		Report:    report,
+
+		PrometheusFrom: from,
 	}, nil
 }
 

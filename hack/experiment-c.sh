@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Experiment C (docs/experiment-design.md): `binpack --fill 0.95 --seed 1`
+# on 1,000 nodes, three times under `default` (LeastAllocated: spreading)
+# and three times under `fast` (MostAllocated on nvidia.com/gpu), one
+# fresh fleet per profile, the pods removed between runs. Each run writes
+# its own results/binpack-<time>/ folder; run.json names the profile.
+#
+#   hack/experiment-c.sh [RUNS] [NODES]      (defaults: 3, 1000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+nodes=${2:-1000}
+. hack/lib.sh
+gf_build
+name=gf-exp-c
+trap '"$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
+for profile in default fast; do
+	"$bin" --name "$name" clean >/dev/null 2>&1 || true
+	"$bin" --name "$name" up --profile "$profile" --nodes "$nodes"
+	for i in $(seq "$runs"); do
+		echo "== $profile, run $i of $runs"
+		"$bin" --name "$name" binpack --fill 0.95 --seed 1
+		"$bin" --name "$name" unload
+	done
+done
