@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 45m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-c
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice.
@@ -84,3 +84,12 @@ shard-bench: build
 # (results/attach-run-<time>/; needs kubectl).
 attach-run: build
 	hack/attach-run.sh
+
+# A first run measured: fresh clone, empty caches, to the console's first
+# frame (#12); writes results/first-run-<time>/.
+first-run:
+	hack/first-run.sh
+
+# Experiment C: binpack to 95 % under default and fast, three runs each.
+experiment-c:
+	hack/experiment-c.sh

@@ -39,12 +39,26 @@ type State struct {
 	Name           string            `json:"name"`
 	Profile        string            `json:"profile"`
 	PrometheusPort int               `json:"prometheusPort"`
-	Versions       binaries.Versions `json:"versions"`
-	Created        time.Time         `json:"created"`
+	Versions       binaries.Versions `json:"versions"` // the pinned set: it keys the binary cache
+	// DebianPrometheus is the release of Debian's Prometheus when the
+	// fleet runs that one instead of the pinned build ("v2.42.0").
+	DebianPrometheus string    `json:"debianPrometheus,omitempty"`
+	Created          time.Time `json:"created"`
 	// MetricsServer is set on fleets that run metrics-server.
 	MetricsServer bool `json:"metricsServer,omitempty"`
 	// Autoscaler is set on fleets whose nodes Karpenter adds and removes.
 	Autoscaler *AutoscalerState `json:"autoscaler,omitempty"`
+}
+
+// RunningVersions are the releases the fleet runs, for people and
+// records (not for the cache): Versions, with Debian's Prometheus named
+// where the fleet runs it.
+func (s State) RunningVersions() binaries.Versions {
+	v := s.Versions
+	if s.DebianPrometheus != "" {
+		v.Prometheus = s.DebianPrometheus + " (Debian's package)"
+	}
+	return v
 }
 
 // PrometheusURL is where the cluster's Prometheus answers.
@@ -174,8 +188,8 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 
 	state := State{Name: opts.Name, Profile: opts.Profile.Name, PrometheusPort: opts.PrometheusPort,
 		MetricsServer: opts.MetricsServer, Versions: opts.Versions, Created: time.Now().UTC()}
-	if v := set[binaries.Prometheus].Version; v != "" {
-		state.Versions.Prometheus = v + " (Debian's package)"
+	if p := set[binaries.Prometheus]; p.Source == binaries.SourceDebian {
+		state.DebianPrometheus = p.Version
 	}
 	if len(opts.Autoscaler) > 0 {
 		a, err := NewAutoscalerState(set.Path(binaries.Karpenter), opts.Autoscaler)

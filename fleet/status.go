@@ -106,7 +106,7 @@ func GetStatus(ctx context.Context, t Target, prometheusURL string) (Status, err
 		autoscaler = state.Autoscaler
 		st.Profile = state.Profile
 		prometheusURL = state.PrometheusURL()
-		st.Prometheus.Version = state.Versions.Prometheus
+		st.Prometheus.Version = state.RunningVersions().Prometheus
 	}
 	st.Prometheus.URL = prometheusURL
 	if prometheusURL != "" {

@@ -16,6 +16,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+	echo "hack/first-run.sh: the checkout has uncommitted changes; it measures a clone of HEAD ($(git rev-parse --short HEAD)): commit first" >&2
+	exit 2
+fi
 cache=${1:-}
 tmp_cache=""
 if [ -z "$cache" ]; then
@@ -33,7 +37,7 @@ name=gf-first-run
 cleanup() {
 	(cd "$clone" && [ -x bin/ghostfleet ] && ./bin/ghostfleet --name "$name" clean >/dev/null 2>&1) || true
 	rm -rf "$clone"
-	if [ -n "$tmp_cache" ]; then chmod -R u+w "$tmp_cache" 2>/dev/null; rm -rf "$tmp_cache"; fi
+	if [ -n "$tmp_cache" ]; then chmod -R u+w "$tmp_cache" 2>/dev/null || true; rm -rf "$tmp_cache"; fi
 }
 trap cleanup EXIT
 

@@ -1,12 +1,13 @@
 # Shared by the hack/ scripts that drive a bare control plane: source it
 # from the repository's root, after `set -euo pipefail`.
 
-# Builds GhostFleet into bin/ghostfleet and sets bin, set_dir (the cached
-# control-plane binaries `ghostfleet up` builds) and kwokctl.
+# Builds GhostFleet into bin/ghostfleet (make build: the control plane's
+# compile flags) and sets bin, set_dir (the cached control-plane binaries
+# `ghostfleet up` builds; empty before the first up) and kwokctl.
 gf_build() {
 	bin=$PWD/bin/ghostfleet
-	go build -o "$bin" ./cmd/ghostfleet
-	set_dir=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/ghostfleet/bin/k8s-* | head -1)
+	make -s build
+	set_dir=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/ghostfleet/bin/k8s-* 2>/dev/null | head -1 || true)
 	kwokctl=$set_dir/kwokctl
 }
 

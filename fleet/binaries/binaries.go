@@ -137,7 +137,7 @@ var All = []Binary{
 	{Name: Etcdctl, module: moduleControlPlane, pkg: "go.etcd.io/etcd/etcdctl/v3", ldflags: plainLDFlags, Typical: 15 * time.Second},
 	{Name: Kwok, module: moduleControlPlane, pkg: "sigs.k8s.io/kwok/cmd/kwok", ldflags: kwokLDFlags, Typical: 30 * time.Second},
 	{Name: Kwokctl, module: moduleControlPlane, pkg: "sigs.k8s.io/kwok/cmd/kwokctl", ldflags: kwokLDFlags, Typical: 30 * time.Second},
-	{Name: Prometheus, module: modulePrometheus, pkg: "github.com/prometheus/prometheus/cmd/prometheus", ldflags: prometheusLDFlags, Typical: 6 * time.Minute},
+	{Name: Prometheus, module: modulePrometheus, pkg: "github.com/prometheus/prometheus/cmd/prometheus", ldflags: prometheusLDFlags, Typical: 7 * time.Minute},
 }
 
 // OnDemand lists binaries only some commands need, built the first time

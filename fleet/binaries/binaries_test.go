@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/mod/modfile"
+
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 )
 
@@ -454,4 +456,60 @@ func TestMakeBuildUsesTheControlPlanesCompileFlags(t *testing.T) {
 			t.Errorf("make build (%q) lacks %s", strings.TrimSpace(line), f)
 		}
 	}
+}
+
+// GhostFleet's own module requires what the control plane's pinned module
+// does, wherever both require a module: a package compiled against other
+// versions of its dependencies is compiled again, and on a first run the
+// control plane's build would redo most of client-go (see CompileFlags).
+// The exception is named with its reason.
+func TestGhostFleetRequiresTheControlPlanesVersions(t *testing.T) {
+	exceptions := map[string]string{
+		"github.com/clipperhouse/uax29/v2": "terminal text widths, for the console's bubbles only; the control plane's packages do not import it",
+	}
+	data, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := effectiveVersions("go.mod", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := effectiveVersions("controlplane.mod", controlPlaneMod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := 0
+	for path, v := range ours {
+		cp, ok := theirs[path]
+		if !ok {
+			continue
+		}
+		shared++
+		if v != cp && exceptions[path] == "" {
+			t.Errorf("go.mod has %s %s, the control plane builds with %s: align them (go get %s@%s, or a replace)", path, v, cp, path, cp)
+		}
+	}
+	if shared < 50 {
+		t.Errorf("only %d modules in common: the comparison is broken", shared)
+	}
+}
+
+// effectiveVersions maps each required module to the version a build uses:
+// its replacement's where a replace names one.
+func effectiveVersions(name string, data []byte) (map[string]string, error) {
+	f, err := modfile.Parse(name, data, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, r := range f.Require {
+		out[r.Mod.Path] = r.Mod.Version
+	}
+	for _, r := range f.Replace {
+		if _, ok := out[r.Old.Path]; ok && r.New.Version != "" && (r.Old.Version == "" || r.Old.Version == out[r.Old.Path]) {
+			out[r.Old.Path] = r.New.Version
+		}
+	}
+	return out, nil
 }

@@ -3,13 +3,14 @@ package binaries
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/mod/semver"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 )
@@ -48,18 +49,29 @@ func CheckPrometheusFrom(from string) error {
 const debianPrefix = "prometheus-debian-"
 
 // findDebianPrometheus returns Debian's Prometheus fetched by an earlier
-// run, if there is one.
+// run, the most recently fetched if there are several.
 func (r *Resolver) findDebianPrometheus() (Resolved, bool) {
 	b, _ := Lookup(Prometheus)
 	dirs, _ := filepath.Glob(filepath.Join(r.CacheRoot, debianPrefix+"*"))
-	for i := len(dirs) - 1; i >= 0; i-- { // the newest package version first
-		p := filepath.Join(dirs[i], Prometheus)
-		if executable(p) == nil {
-			return Resolved{Binary: b, Path: p, Source: SourceDebian, Version: debianUpstream(strings.TrimPrefix(filepath.Base(dirs[i]), debianPrefix))}, true
+	var best Resolved
+	var bestTime time.Time
+	for _, dir := range dirs {
+		p := filepath.Join(dir, Prometheus)
+		st, err := os.Stat(p)
+		if err != nil || executable(p) != nil || st.ModTime().Before(bestTime) {
+			continue
 		}
+		best = Resolved{Binary: b, Path: p, Source: SourceDebian, Version: debianUpstream(strings.TrimPrefix(filepath.Base(dir), debianPrefix))}
+		bestTime = st.ModTime()
 	}
-	return Resolved{}, false
+	return best, best.Path != ""
 }
+
+// oldestDebianPrometheus is the oldest Debian release GhostFleet takes:
+// 2.42 (Debian 12) is the one known to work with kwokctl's configuration
+// and GhostFleet's queries; older ones are built from the pinned module
+// instead.
+const oldestDebianPrometheus = "v2.42.0"
 
 // debianUpstream is the upstream release of a Debian package version:
 // 2.42.0+ds-5+b5 → v2.42.0.
@@ -76,13 +88,17 @@ func debianUpstream(pkgVersion string) string {
 
 // fetchDebianPrometheus takes the prometheus binary out of Debian's
 // package (apt-get download, dpkg-deb -x: nothing is installed, so no
-// service starts listening on every interface) into the cache. It runs
-// `apt-get update` first when apt has no package lists and it may.
+// service starts listening on every interface) into the cache. When the
+// download fails and it runs as root, it runs `apt-get update` and tries
+// once more. It gives up after fetchTimeout (a mirror that does not
+// answer must not hold `up` for apt's retries).
 func (r *Resolver) fetchDebianPrometheus(ctx context.Context) (Resolved, error) {
 	b, _ := Lookup(Prometheus)
 	done := progress.Step(r.report, "fetch prometheus", fmt.Sprintf("taking Prometheus from Debian's package (apt-get download; building the pinned %s would take ~%.0f minutes)",
 		r.Versions.Prometheus, b.Typical.Minutes()), 30*time.Second)
 	defer done()
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
 	for _, tool := range []string{"apt-get", "dpkg-deb"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return Resolved{}, fmt.Errorf("Debian's prometheus package: %s not found (not a Debian system)", tool)
@@ -127,21 +143,42 @@ func (r *Resolver) fetchDebianPrometheus(ctx context.Context) (Resolved, error) 
 	if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", debs[0], extracted).CombinedOutput(); err != nil {
 		return Resolved{}, fmt.Errorf("Debian's prometheus package: dpkg-deb -x: %v: %s", err, out)
 	}
+	pkgVersion := strings.TrimSpace(string(version))
+	if upstream := debianUpstream(pkgVersion); semver.Compare(upstream, oldestDebianPrometheus) < 0 {
+		return Resolved{}, fmt.Errorf("Debian's prometheus package is %s, older than %s, the oldest known to work", pkgVersion, oldestDebianPrometheus)
+	}
 	data, err := os.ReadFile(filepath.Join(extracted, "usr", "bin", Prometheus))
 	if err != nil {
-		return Resolved{}, fmt.Errorf("Debian's prometheus package has no usr/bin/prometheus: %w", errors.Unwrap(err))
+		return Resolved{}, fmt.Errorf("Debian's prometheus package has no usr/bin/prometheus: %w", err)
 	}
-	pkgVersion := strings.TrimSpace(string(version))
 	dir := filepath.Join(r.CacheRoot, debianPrefix+pkgVersion)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Resolved{}, err
 	}
-	out := filepath.Join(dir, Prometheus)
-	if err := os.WriteFile(out+".fetching", data, 0o755); err != nil {
-		return Resolved{}, err
+	// Written under a name of its own and renamed: two fleets coming up
+	// at once never see half a binary, nor take each other's file.
+	f, err := os.CreateTemp(dir, ".fetching-")
+	if err == nil {
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
-	if err := os.Rename(out+".fetching", out); err != nil {
-		return Resolved{}, err
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o755)
+	}
+	out := filepath.Join(dir, Prometheus)
+	if err == nil {
+		err = os.Rename(f.Name(), out)
+	}
+	if err != nil {
+		if f != nil {
+			_ = os.Remove(f.Name())
+		}
+		return Resolved{}, fmt.Errorf("caching Debian's prometheus: %w", err)
 	}
 	return Resolved{Binary: b, Path: out, Source: SourceDebian, Version: debianUpstream(pkgVersion)}, nil
 }
+
+// fetchTimeout bounds fetchDebianPrometheus.
+const fetchTimeout = 2 * time.Minute

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"golang.org/x/mod/modfile"
 
@@ -176,6 +175,8 @@ func (r *Resolver) Resolve(ctx context.Context) (Set, error) {
 		case err == nil:
 			found[Prometheus] = res
 			missing = slices.Delete(missing, i, i+1)
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("taking Prometheus from Debian's package: interrupted: %w", ctx.Err())
 		case r.PrometheusFrom == PrometheusDebian:
 			return nil, err
 		default:
@@ -199,13 +200,17 @@ func (r *Resolver) Resolve(ctx context.Context) (Set, error) {
 		"building %d binaries from the pinned modules into %s (first run only; later runs reuse them)", len(missing), r.cachePlace(missing))})
 	// The control plane's binaries are built by one go build: the packages
 	// they share compile once, and both cores stay busy while one links.
+	var group []Binary
 	var steps [][]Binary
 	for _, b := range missing {
-		if b.module == moduleControlPlane && len(steps) > 0 && steps[0][0].module == moduleControlPlane {
-			steps[0] = append(steps[0], b)
+		if b.module == moduleControlPlane {
+			group = append(group, b)
 		} else {
 			steps = append(steps, []Binary{b})
 		}
+	}
+	if len(group) > 0 {
+		steps = append([][]Binary{group}, steps...)
 	}
 	for i, bs := range steps {
 		paths, err := r.build(ctx, goBin, bs, i+1, len(steps))
@@ -315,11 +320,15 @@ func (r *Resolver) build(ctx context.Context, goBin string, bs []Binary, n, tota
 	}
 	// One binary is written to OUT.building; several (go build -o DIR/)
 	// to a temporary folder beside them, named as go names them.
+	// A folder left by a killed build is removed first.
 	tmp := outs[0] + ".building"
 	tmps := []string{tmp}
 	if len(bs) > 1 {
-		dir, err := os.MkdirTemp(filepath.Dir(outs[0]), ".building-")
-		if err != nil {
+		dir := filepath.Join(filepath.Dir(outs[0]), ".building-"+b.module)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
 			return nil, err
 		}
 		defer os.RemoveAll(dir)
@@ -329,19 +338,23 @@ func (r *Resolver) build(ctx context.Context, goBin string, bs []Binary, n, tota
 		}
 	}
 
-	step, what := "build "+b.Name, fmt.Sprintf("building %s (%d/%d) from %s", b.Name, n, total, b.pkg)
-	var typical time.Duration
-	for _, b := range bs {
-		typical += b.Typical
-	}
+	step, what, typical := "build "+b.Name, fmt.Sprintf("building %s (%d/%d) from %s", b.Name, n, total, b.pkg), b.Typical
 	if len(bs) > 1 {
 		step = "build " + b.module
 		what = fmt.Sprintf("building %s (%d/%d, one go build of %d binaries)", strings.Join(names, ", "), n, total, len(bs))
+		typical = 0
+		for _, b := range bs {
+			typical += b.Typical
+		}
 	}
 	done := progress.Step(r.report, step, what, typical)
 	defer done()
+	ldflags, err := joinLDFlags(bs, r.Versions)
+	if err != nil {
+		return nil, fmt.Errorf("building %s: %w", strings.Join(names, ", "), err)
+	}
 	args := append([]string{"build"}, CompileFlags...)
-	args = append(args, "-ldflags", joinLDFlags(bs, r.Versions), "-o", tmp)
+	args = append(args, "-ldflags", ldflags, "-o", tmp)
 	var moduleDir string
 	if len(b.patches) > 0 || len(b.manifests) > 0 {
 		var err error
@@ -362,8 +375,7 @@ func (r *Resolver) build(ctx context.Context, goBin string, bs []Binary, n, tota
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		_ = os.Remove(tmps[0])
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("build of %s interrupted; nothing was cached for it", strings.Join(names, ", "))
@@ -386,33 +398,45 @@ func (r *Resolver) build(ctx context.Context, goBin string, bs []Binary, n, tota
 // CompileFlags are the go build flags of every binary GhostFleet builds,
 // and of `make build` (a test holds the Makefile to them): with the same
 // flags, the packages GhostFleet shares with the control plane (client-go,
-// k8s.io/api…) compile once on a first run, not twice. No DWARF: -s -w
-// strips it at link anyway, and not writing it saves compile time.
+// k8s.io/api…) compile once on a first run, not twice. No DWARF: the
+// binaries' -s -w dropped it at link anyway, and not writing it saves
+// compile time (bin/ghostfleet is then not for a debugger).
 var CompileFlags = []string{"-trimpath", "-gcflags=all=-dwarf=false"}
 
 // goOutputName is the file go build -o DIR/ writes package pkg's binary
 // to: its last path element, or the one before a major version suffix
-// (go.etcd.io/etcd/server/v3 → server).
+// (go.etcd.io/etcd/server/v3 → server; v0, v1 and v01 are not suffixes,
+// as in cmd/go).
 func goOutputName(pkg string) string {
 	elems := strings.Split(pkg, "/")
 	last := elems[len(elems)-1]
-	if len(elems) > 1 && len(last) > 1 && last[0] == 'v' && strings.Trim(last[1:], "0123456789") == "" {
+	isMajor := len(last) >= 2 && last[0] == 'v' && last[1] != '0' && !(last == "v1") &&
+		strings.Trim(last[1:], "0123456789") == ""
+	if len(elems) > 1 && isMajor {
 		last = elems[len(elems)-2]
 	}
 	return last
 }
 
-// joinLDFlags are the linker flags of every binary in bs, each once: -X
-// for a package a binary does not link is ignored by the linker, so one
-// set serves a build of several binaries.
-func joinLDFlags(bs []Binary, v Versions) string {
+// joinLDFlags are the linker flags of every binary in bs, each once, for
+// one go build of them all. A binary that links a package stamped for
+// another gets that stamp too (kwok links k8s.io/component-base/version,
+// which only Kubernetes's own binaries read), so a symbol stamped with two
+// values is refused rather than left to the last one.
+func joinLDFlags(bs []Binary, v Versions) (string, error) {
 	var out []string
+	stamped := map[string]string{} // -X symbol → value
 	for _, b := range bs {
 		fields := strings.Fields(b.ldflags(v))
 		for i := 0; i < len(fields); i++ {
 			f := fields[i]
 			if f == "-X" && i+1 < len(fields) {
 				i++
+				sym, val, _ := strings.Cut(fields[i], "=")
+				if prev, ok := stamped[sym]; ok && prev != val {
+					return "", fmt.Errorf("-X %s is %q for one binary and %q for %s", sym, prev, val, b.Name)
+				}
+				stamped[sym] = val
 				f += " " + fields[i]
 			}
 			if !slices.Contains(out, f) {
@@ -420,7 +444,7 @@ func joinLDFlags(bs []Binary, v Versions) string {
 			}
 		}
 	}
-	return strings.Join(out, " ")
+	return strings.Join(out, " "), nil
 }
 
 func lastLines(s string, n int) string {

@@ -169,7 +169,7 @@ func AB(ctx context.Context, env Env, o ABOptions) (ABResult, error) {
 		return ABResult{}, err
 	}
 	report := env.reporter().Report
-	r, err := o.Binaries.resolver(report)
+	r, err := o.Binaries.Resolver(report)
 	if err != nil {
 		return ABResult{}, err
 	}
@@ -256,7 +256,7 @@ func abSide(ctx context.Context, env Env, o ABOptions, s abRun) (side ABSide, er
 	if err != nil {
 		return side, err
 	}
-	rr, err := o.Binaries.resolver(report)
+	rr, err := o.Binaries.Resolver(report)
 	if err != nil {
 		return side, err
 	}

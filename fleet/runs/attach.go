@@ -221,7 +221,7 @@ func Attach(ctx context.Context, env Env, o AttachOptions) (AttachResult, error)
 		return finish(err)
 	}
 
-	r, err := o.Binaries.resolver(env.reporter().Report)
+	r, err := o.Binaries.Resolver(env.reporter().Report)
 	if err != nil {
 		return finish(err)
 	}
@@ -507,7 +507,7 @@ func KwokShard(ctx context.Context, env Env, o KwokShardOptions) error {
 		return fmt.Errorf("--shard %d runs on the machine that attached (%s of %d run there; attach --remote-shards %d leaves %s to kwok-shard)",
 			o.Shard, shardRange(1, a.KwokShards-a.RemoteShards), a.KwokShards, a.RemoteShards, shardRange(a.KwokShards-a.RemoteShards+1, a.KwokShards))
 	}
-	r, err := o.Binaries.resolver(env.reporter().Report)
+	r, err := o.Binaries.Resolver(env.reporter().Report)
 	if err != nil {
 		return err
 	}

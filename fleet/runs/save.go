@@ -21,13 +21,24 @@ type Binaries struct {
 	Go string `json:"go,omitempty"`
 	// CacheDir is the binary cache root ("": binaries.DefaultCacheRoot).
 	CacheDir string `json:"cacheDir,omitempty"`
+	// PrometheusFrom says where Prometheus comes from when it is not in
+	// the cache (binaries.PrometheusFromValues; "": auto).
+	PrometheusFrom string `json:"prometheusFrom,omitempty"`
 }
 
-func (b Binaries) resolver(report progress.Func) (*binaries.Resolver, error) {
+// Resolver finds (or builds) the binaries as b says.
+func (b Binaries) Resolver(report progress.Func) (*binaries.Resolver, error) {
 	for name := range b.Explicit {
 		if _, err := binaries.Lookup(name); err != nil {
 			return nil, fmt.Errorf("--binary: %w", err)
 		}
+	}
+	from := b.PrometheusFrom
+	if from == "" {
+		from = binaries.PrometheusAuto
+	}
+	if err := binaries.CheckPrometheusFrom(from); err != nil {
+		return nil, fmt.Errorf("--prometheus-from: %w", err)
 	}
 	root := b.CacheDir
 	if root == "" {
@@ -36,7 +47,7 @@ func (b Binaries) resolver(report progress.Func) (*binaries.Resolver, error) {
 			return nil, err
 		}
 	}
-	return &binaries.Resolver{Versions: binaries.Pinned(), Explicit: b.Explicit, CacheRoot: root, GoBinary: b.Go, Report: report}, nil
+	return &binaries.Resolver{Versions: binaries.Pinned(), Explicit: b.Explicit, CacheRoot: root, GoBinary: b.Go, Report: report, PrometheusFrom: from}, nil
 }
 
 // ownFleet refuses an attached cluster for what manages GhostFleet's own
@@ -54,7 +65,7 @@ func snapshotTools(ctx context.Context, env Env, b Binaries, restore bool) (flee
 	if err != nil {
 		return fleet.SnapshotTools{}, err
 	}
-	r, err := b.resolver(env.reporter().Report)
+	r, err := b.Resolver(env.reporter().Report)
 	if err != nil {
 		return fleet.SnapshotTools{}, err
 	}

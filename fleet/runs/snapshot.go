@@ -161,7 +161,7 @@ func Snapshot(ctx context.Context, env Env, o SnapshotOptions) (SnapshotResult, 
 	fl := report.Fleet{Cluster: st.Cluster, Profile: st.Profile, Nodes: st.Nodes.Total, GPUs: st.GPUs.Allocatable, Prometheus: st.Prometheus.URL}
 	if !st.Attached && !env.Target.Attached() {
 		if s, err := fleet.LoadState(env.Target.Name); err == nil {
-			fl.Versions = s.Versions
+			fl.Versions = s.RunningVersions()
 		}
 	}
 	opts := report.SnapshotOptions{Root: env.ResultsDir, Fleet: fl, Start: start, End: end, Step: o.Step}

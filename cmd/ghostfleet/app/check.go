@@ -85,9 +85,12 @@ func (o *checkOptions) run(ctx context.Context) error {
 			row.status = statusMissing
 			row.detail = "not in " + r.CacheDir()
 			row.fix = fmt.Sprintf("`ghostfleet up` builds it (~%s cold), or --binary %s=PATH", round(b.Typical), b.Name)
-			if b.Name == binaries.Prometheus && r.PrometheusFrom != binaries.PrometheusBuild {
-				row.fix = fmt.Sprintf("`ghostfleet up` takes it from Debian's package (--prometheus-from %s) or else builds it (~%s cold), or --binary %s=PATH",
-					r.PrometheusFrom, round(b.Typical), b.Name)
+			switch {
+			case b.Name != binaries.Prometheus:
+			case r.PrometheusFrom == binaries.PrometheusAuto:
+				row.fix = fmt.Sprintf("`ghostfleet up` takes it from Debian's package where apt can fetch it, or else builds it (~%s cold), or --binary %s=PATH", round(b.Typical), b.Name)
+			case r.PrometheusFrom == binaries.PrometheusDebian:
+				row.fix = fmt.Sprintf("`ghostfleet up` takes it from Debian's package (--prometheus-from debian), or --binary %s=PATH", b.Name)
 			}
 			rows = append(rows, row)
 			continue

@@ -42,10 +42,6 @@ The snapshot is taken from the running etcd; the fleet keeps running.`,
 }
 
 // binaries are the etcd tools' sources the flags name.
-func (b *binaryFlags) binaries() runs.Binaries {
-	return runs.Binaries{Explicit: b.explicit, Go: b.goBinary, CacheDir: b.cacheDir}
-}
-
 func (o *saveOptions) run(ctx context.Context, args []string) error {
 	if err := o.ownOnly("save"); err != nil {
 		return err

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/binaries"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
 // binaryFlags choose where the control-plane binaries come from.
@@ -29,43 +31,26 @@ func (b *binaryFlags) add(fs *pflag.FlagSet) {
 			" (env GHOSTFLEET_<NAME>_BINARY, e.g. GHOSTFLEET_PROMETHEUS_BINARY=/usr/bin/prometheus)")
 	fs.StringVar(&b.goBinary, "go", "", "go command used to build missing binaries (default: go on PATH)")
 	fs.StringVar(&b.cacheDir, "cache-dir", "", "binary cache root (default $XDG_CACHE_HOME/ghostfleet/bin)")
-	fs.StringVar(&b.prometheusFrom, "prometheus-from", envOr(prometheusFromEnv, binaries.PrometheusAuto),
-		"where Prometheus comes from when neither --binary nor a variable names it and the pinned build is not cached: "+
-			"auto (Debian's package where apt can fetch it, in seconds, else the pinned build, ~7 min on 2 cores), build (always the pinned build) or debian (env "+prometheusFromEnv+")")
+	fs.StringVar(&b.prometheusFrom, "prometheus-from", "",
+		"where Prometheus comes from unless --binary or a variable names one: auto (the cached pinned build, else Debian's package where apt can fetch it, "+
+			"in seconds, else the pinned build, ~7 min on 2 cores), build (the pinned build) or debian (Debian's package, or an error); "+
+			"default auto, or env "+prometheusFromEnv)
 }
 
 // prometheusFromEnv sets --prometheus-from's default.
 const prometheusFromEnv = "GHOSTFLEET_PROMETHEUS_FROM"
 
-func (b *binaryFlags) resolver(report progress.Func) (*binaries.Resolver, error) {
-	for name := range b.explicit {
-		if _, err := binaries.Lookup(name); err != nil {
-			return nil, fmt.Errorf("--binary: %w", err)
-		}
-	}
+// binaries is where the flags say the binaries come from.
+func (b *binaryFlags) binaries() runs.Binaries {
 	from := b.prometheusFrom
-	if from == "" { // a command whose flags were not added
-		from = envOr(prometheusFromEnv, binaries.PrometheusAuto)
+	if from == "" {
+		from = os.Getenv(prometheusFromEnv)
 	}
-	if err := binaries.CheckPrometheusFrom(from); err != nil {
-		return nil, fmt.Errorf("--prometheus-from: %w", err)
-	}
-	root := b.cacheDir
-	if root == "" {
-		var err error
-		if root, err = binaries.DefaultCacheRoot(); err != nil {
-			return nil, err
-		}
-	}
-	return &binaries.Resolver{
-		Versions:  binaries.Pinned(),
-		Explicit:  b.explicit,
-		CacheRoot: root,
-		GoBinary:  b.goBinary,
-		Report:    report,
+	return runs.Binaries{Explicit: b.explicit, Go: b.goBinary, CacheDir: b.cacheDir, PrometheusFrom: from}
+}
 
-		PrometheusFrom: from,
-	}, nil
+func (b *binaryFlags) resolver(report progress.Func) (*binaries.Resolver, error) {
+	return b.binaries().Resolver(report)
 }
 
 type upOptions struct {
@@ -93,7 +78,8 @@ func newUpCommand(g *globals) *cobra.Command {
 		Short:   "Build what is missing and bring the fleet up with GPU nodes",
 		Long: `Resolve the control-plane binaries (--binary flags, GHOSTFLEET_*_BINARY
 variables, the per-version cache, or a build from the pinned Go modules on
-first use), create GhostFleet's cluster with kwok's binary runtime, wait for
+first use — Prometheus from Debian's package where apt can fetch it, see
+--prometheus-from), create GhostFleet's cluster with kwok's binary runtime, wait for
 kube-apiserver /readyz and for Prometheus to scrape every component, and
 scale the fleet to --nodes fake GPU nodes.
 
