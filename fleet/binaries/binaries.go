@@ -14,8 +14,10 @@ type Binary struct {
 	module  string // which embedded module builds it
 	pkg     string // Go package of its main
 	ldflags func(Versions) string
-	// Typical is how long a cold build takes on a 2-core machine; it is only
-	// shown as an estimate next to the elapsed time.
+	// Typical is how long a cold build takes on a 2-core machine, module
+	// downloads included (results/first-run-*: the control plane's one
+	// build is their sum); it is only shown as an estimate next to the
+	// elapsed time.
 	Typical time.Duration
 	// source is the Go module of pkg that patches and manifests are in.
 	source string
@@ -130,13 +132,13 @@ var karpenterPatches = []sourcePatch{{
 // All lists every binary in build order: the apiserver first, because it
 // compiles most of what the scheduler and controller-manager share.
 var All = []Binary{
-	{Name: KubeApiserver, module: moduleControlPlane, pkg: "k8s.io/kubernetes/cmd/kube-apiserver", ldflags: kubeLDFlags, Typical: 3 * time.Minute},
+	{Name: KubeApiserver, module: moduleControlPlane, pkg: "k8s.io/kubernetes/cmd/kube-apiserver", ldflags: kubeLDFlags, Typical: 5 * time.Minute},
 	{Name: KubeControllerManager, module: moduleControlPlane, pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", ldflags: kubeLDFlags, Typical: 75 * time.Second},
-	{Name: KubeScheduler, module: moduleControlPlane, pkg: "k8s.io/kubernetes/cmd/kube-scheduler", ldflags: kubeLDFlags, Typical: 30 * time.Second},
-	{Name: Etcd, module: moduleControlPlane, pkg: "go.etcd.io/etcd/server/v3", ldflags: plainLDFlags, Typical: 40 * time.Second},
-	{Name: Etcdctl, module: moduleControlPlane, pkg: "go.etcd.io/etcd/etcdctl/v3", ldflags: plainLDFlags, Typical: 15 * time.Second},
+	{Name: KubeScheduler, module: moduleControlPlane, pkg: "k8s.io/kubernetes/cmd/kube-scheduler", ldflags: kubeLDFlags, Typical: 10 * time.Second},
+	{Name: Etcd, module: moduleControlPlane, pkg: "go.etcd.io/etcd/server/v3", ldflags: plainLDFlags, Typical: 20 * time.Second},
+	{Name: Etcdctl, module: moduleControlPlane, pkg: "go.etcd.io/etcd/etcdctl/v3", ldflags: plainLDFlags, Typical: 5 * time.Second},
 	{Name: Kwok, module: moduleControlPlane, pkg: "sigs.k8s.io/kwok/cmd/kwok", ldflags: kwokLDFlags, Typical: 30 * time.Second},
-	{Name: Kwokctl, module: moduleControlPlane, pkg: "sigs.k8s.io/kwok/cmd/kwokctl", ldflags: kwokLDFlags, Typical: 30 * time.Second},
+	{Name: Kwokctl, module: moduleControlPlane, pkg: "sigs.k8s.io/kwok/cmd/kwokctl", ldflags: kwokLDFlags, Typical: 25 * time.Second},
 	{Name: Prometheus, module: modulePrometheus, pkg: "github.com/prometheus/prometheus/cmd/prometheus", ldflags: prometheusLDFlags, Typical: 7 * time.Minute},
 }
 
