@@ -498,13 +498,13 @@ func TestGhostFleetRequiresTheControlPlanesVersions(t *testing.T) {
 // effectiveVersions maps each required module to the version a build uses:
 // its replacement's where a replace names one.
 func effectiveVersions(name string, data []byte) (map[string]string, error) {
-	f, err := modfile.Parse(name, data, nil)
+	out, err := requires(name, data)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	for _, r := range f.Require {
-		out[r.Mod.Path] = r.Mod.Version
+	f, err := modfile.Parse(name, data, nil)
+	if err != nil {
+		return nil, err
 	}
 	for _, r := range f.Replace {
 		if _, ok := out[r.Old.Path]; ok && r.New.Version != "" && (r.Old.Version == "" || r.Old.Version == out[r.Old.Path]) {
