@@ -101,7 +101,7 @@ func (r *Resolver) fetchDebianPrometheus(ctx context.Context) (Resolved, error) 
 	defer cancel()
 	for _, tool := range []string{"apt-get", "dpkg-deb"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return Resolved{}, fmt.Errorf("Debian's prometheus package: %s not found (not a Debian system)", tool)
+			return Resolved{}, fmt.Errorf("prometheus from Debian's package: %s not found (not a Debian system)", tool)
 		}
 	}
 	tmp, err := os.MkdirTemp("", "ghostfleet-prometheus-deb-")
@@ -122,34 +122,34 @@ func (r *Resolver) fetchDebianPrometheus(ctx context.Context) (Resolved, error) 
 	}
 	if err := apt("download", "-qq", "prometheus"); err != nil {
 		if os.Geteuid() != 0 {
-			return Resolved{}, fmt.Errorf("Debian's prometheus package: %w (as root, `apt-get update` may help)", err)
+			return Resolved{}, fmt.Errorf("prometheus from Debian's package: %w (as root, `apt-get update` may help)", err)
 		}
 		if uerr := apt("update", "-qq"); uerr != nil {
-			return Resolved{}, fmt.Errorf("Debian's prometheus package: %w", uerr)
+			return Resolved{}, fmt.Errorf("prometheus from Debian's package: %w", uerr)
 		}
 		if err := apt("download", "-qq", "prometheus"); err != nil {
-			return Resolved{}, fmt.Errorf("Debian's prometheus package: %w", err)
+			return Resolved{}, fmt.Errorf("prometheus from Debian's package: %w", err)
 		}
 	}
 	debs, _ := filepath.Glob(filepath.Join(tmp, "prometheus_*.deb"))
 	if len(debs) != 1 {
-		return Resolved{}, fmt.Errorf("Debian's prometheus package: apt-get download left %d .deb files", len(debs))
+		return Resolved{}, fmt.Errorf("prometheus from Debian's package: apt-get download left %d .deb files", len(debs))
 	}
 	version, err := exec.CommandContext(ctx, "dpkg-deb", "-f", debs[0], "Version").Output()
 	if err != nil {
-		return Resolved{}, fmt.Errorf("Debian's prometheus package: reading its version: %v", err)
+		return Resolved{}, fmt.Errorf("prometheus from Debian's package: reading its version: %v", err)
 	}
 	extracted := filepath.Join(tmp, "x")
 	if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", debs[0], extracted).CombinedOutput(); err != nil {
-		return Resolved{}, fmt.Errorf("Debian's prometheus package: dpkg-deb -x: %v: %s", err, out)
+		return Resolved{}, fmt.Errorf("prometheus from Debian's package: dpkg-deb -x: %v: %s", err, out)
 	}
 	pkgVersion := strings.TrimSpace(string(version))
 	if upstream := debianUpstream(pkgVersion); semver.Compare(upstream, oldestDebianPrometheus) < 0 {
-		return Resolved{}, fmt.Errorf("Debian's prometheus package is %s, older than %s, the oldest known to work", pkgVersion, oldestDebianPrometheus)
+		return Resolved{}, fmt.Errorf("the Debian prometheus package is %s, older than %s, the oldest known to work", pkgVersion, oldestDebianPrometheus)
 	}
 	data, err := os.ReadFile(filepath.Join(extracted, "usr", "bin", Prometheus))
 	if err != nil {
-		return Resolved{}, fmt.Errorf("Debian's prometheus package has no usr/bin/prometheus: %w", err)
+		return Resolved{}, fmt.Errorf("the Debian prometheus package has no usr/bin/prometheus: %w", err)
 	}
 	dir := filepath.Join(r.CacheRoot, debianPrefix+pkgVersion)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
