@@ -146,7 +146,7 @@ func namedBareControlPlane(t *testing.T, ctx context.Context, name string) strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins, err := (&binaries.Resolver{Versions: binaries.Pinned(), CacheRoot: root, PrometheusFrom: binaries.PrometheusAuto}).Resolve(ctx)
+	bins, err := (&binaries.Resolver{Versions: binaries.Pinned(), CacheRoot: root}).Resolve(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
