@@ -41,6 +41,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# GHOSTFLEET_PROMETHEUS_FROM passes through (auto: Debian's Prometheus;
+# the runs of 2026-12-01 took it by default, before build became the default).
 export GOMODCACHE=$cache/gomod GOCACHE=$cache/go-build XDG_CACHE_HOME=$cache GHOSTFLEET_CLUSTER=$name
 start=${EPOCHREALTIME/./}
 since() { # seconds since start, to a tenth
@@ -53,7 +55,7 @@ stamp() { # prefixes each line with the seconds since start
 }
 set +e
 {
-	echo "first run of $(git rev-parse --short HEAD) on $(nproc) cores; caches in $cache"
+	echo "first run of $(git rev-parse --short HEAD) on $(nproc) cores; caches in $cache; prometheus from ${GHOSTFLEET_PROMETHEUS_FROM:-build}"
 	git clone -q "$PWD" "$clone" && echo "== step clone" &&
 		(cd "$clone" && make -s build) && echo "== step ghostfleet-built" &&
 		# What make run does on a fresh machine (the console brings the

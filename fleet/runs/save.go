@@ -22,7 +22,7 @@ type Binaries struct {
 	// CacheDir is the binary cache root ("": binaries.DefaultCacheRoot).
 	CacheDir string `json:"cacheDir,omitempty"`
 	// PrometheusFrom says where Prometheus comes from when it is not in
-	// the cache (binaries.PrometheusFromValues; "": auto).
+	// the cache (binaries.PrometheusFromValues; "": build).
 	PrometheusFrom string `json:"prometheusFrom,omitempty"`
 }
 
@@ -35,7 +35,7 @@ func (b Binaries) Resolver(report progress.Func) (*binaries.Resolver, error) {
 	}
 	from := b.PrometheusFrom
 	if from == "" {
-		from = binaries.PrometheusAuto
+		from = binaries.PrometheusBuild
 	}
 	if err := binaries.CheckPrometheusFrom(from); err != nil {
 		return nil, fmt.Errorf("--prometheus-from: %w", err)

@@ -87,6 +87,8 @@ func (o *checkOptions) run(ctx context.Context) error {
 			row.fix = fmt.Sprintf("`ghostfleet up` builds it (~%s cold), or --binary %s=PATH", round(b.Typical), b.Name)
 			switch {
 			case b.Name != binaries.Prometheus:
+			case r.PrometheusFrom == binaries.PrometheusBuild:
+				row.fix = fmt.Sprintf("`ghostfleet up` builds it (~%s cold), or takes Debian's package in seconds with --prometheus-from auto, or --binary %s=PATH", round(b.Typical), b.Name)
 			case r.PrometheusFrom == binaries.PrometheusAuto:
 				row.fix = fmt.Sprintf("`ghostfleet up` takes it from Debian's package where apt can fetch it, or else builds it (~%s cold), or --binary %s=PATH", round(b.Typical), b.Name)
 			case r.PrometheusFrom == binaries.PrometheusDebian:

@@ -32,9 +32,9 @@ func (b *binaryFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&b.goBinary, "go", "", "go command used to build missing binaries (default: go on PATH)")
 	fs.StringVar(&b.cacheDir, "cache-dir", "", "binary cache root (default $XDG_CACHE_HOME/ghostfleet/bin)")
 	fs.StringVar(&b.prometheusFrom, "prometheus-from", "",
-		"where Prometheus comes from unless --binary or a variable names one: auto (the cached pinned build, else Debian's package where apt can fetch it, "+
-			"in seconds, else the pinned build, ~7 min on 2 cores), build (the pinned build) or debian (Debian's package, or an error); "+
-			"default auto, or env "+prometheusFromEnv)
+		"where Prometheus comes from unless --binary or a variable names one: build (the pinned build, built on first use, ~7 min on 2 cores; "+
+			"the one to measure with), auto (the cached pinned build, else Debian's package where apt can fetch it, in seconds, else the pinned build) "+
+			"or debian (Debian's package, or an error); default build, or env "+prometheusFromEnv)
 }
 
 // prometheusFromEnv sets --prometheus-from's default.
@@ -78,8 +78,8 @@ func newUpCommand(g *globals) *cobra.Command {
 		Short:   "Build what is missing and bring the fleet up with GPU nodes",
 		Long: `Resolve the control-plane binaries (--binary flags, GHOSTFLEET_*_BINARY
 variables, the per-version cache, or a build from the pinned Go modules on
-first use — Prometheus from Debian's package where apt can fetch it, see
---prometheus-from), create GhostFleet's cluster with kwok's binary runtime, wait for
+first use; --prometheus-from auto takes Prometheus from Debian's package
+instead, in seconds), create GhostFleet's cluster with kwok's binary runtime, wait for
 kube-apiserver /readyz and for Prometheus to scrape every component, and
 scale the fleet to --nodes fake GPU nodes.
 
