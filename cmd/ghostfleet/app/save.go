@@ -41,7 +41,6 @@ The snapshot is taken from the running etcd; the fleet keeps running.`,
 	return cmd
 }
 
-// binaries are the etcd tools' sources the flags name.
 func (o *saveOptions) run(ctx context.Context, args []string) error {
 	if err := o.ownOnly("save"); err != nil {
 		return err
