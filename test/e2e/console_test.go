@@ -86,6 +86,8 @@ func TestConsole(t *testing.T) {
 		}
 	})
 
+	waitForIdleSLOs(t, ctx, bin)
+
 	// The console writes run records under $GHOSTFLEET_RESULTS: give it its own.
 	work := t.TempDir()
 	x := tmux{t: t, session: fmt.Sprintf("gf-e2e-console-%d", os.Getpid())}
