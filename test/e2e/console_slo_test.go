@@ -5,9 +5,10 @@ package e2e
 import (
 	"context"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,26 +25,34 @@ import (
 const SLOScaleForConsoleTest = "0.05"
 
 // waitForIdleSLOs waits until a fresh frame of the console (bin, one
-// frame at a time, GHOSTFLEET_SLO_SCALE=SLOScaleForConsoleTest) shows no
-// SLO breached on consoleCluster. A fresh fleet's first writes (its node
-// leases) can hold the mutating p99 over the test's 50 ms line for up to
-// 5 minutes; a live console that saw that breach keeps it until the p99
-// is 10 % under the line (its hysteresis), which an idle fleet's 49.5 ms
-// never is. So the live console starts after that window.
+// frame at a time) shows every API p99 of consoleCluster at or under the
+// test's 50 ms line (SLOScaleForConsoleTest; the frame itself judges
+// against the real thresholds). A fresh fleet's first writes (its node
+// leases) can hold the mutating p99 over 50 ms for up to 5 minutes; a
+// live console that saw that breach keeps it until the p99 is 10 % under
+// the line (its hysteresis), which an idle fleet's 49.5 ms never is. So
+// the live console starts after that window.
 func waitForIdleSLOs(t *testing.T, ctx context.Context, bin string) {
 	t.Helper()
+	value := regexp.MustCompile(`(\d+(?:\.\d+)?)(ms|s)/`)
 	deadline := time.Now().Add(7 * time.Minute)
 	for {
-		cmd := exec.CommandContext(ctx, bin, "console", "--once", "--name", consoleCluster, "--width", "120", "--height", "36")
-		cmd.Env = append(os.Environ(), "GHOSTFLEET_SLO_SCALE="+SLOScaleForConsoleTest)
-		out, _ := cmd.Output()
+		out, _ := exec.CommandContext(ctx, bin, "console", "--once", "--name", consoleCluster, "--width", "120", "--height", "36").Output()
 		var strip string
 		for _, l := range strings.Split(string(out), "\n") {
 			if strings.HasPrefix(strings.TrimSpace(l), "SLOs") {
 				strip = l
 			}
 		}
-		if strip != "" && !strings.Contains(strip, "✗") && !strings.Contains(strip, "waiting") {
+		under := strip != "" && !strings.Contains(strip, "waiting")
+		for _, m := range value.FindAllStringSubmatch(strip, -1) {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			if m[2] == "s" {
+				v *= 1000
+			}
+			under = under && v <= 50
+		}
+		if under {
 			t.Logf("idle fleet's SLOs: %s", strip)
 			return
 		}
