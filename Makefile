@@ -29,8 +29,7 @@ unit:
 
 # The suite runs on the pinned Prometheus (the default; set here against a
 # user's GHOSTFLEET_PROMETHEUS_FROM), the one its instruments are checked on:
-# on Debian's 2.42, TestConsole's idle fleet read an API p99 just over its
-# 50 ms line and TestDirectScrape's direct and Prometheus p99s disagreed.
+# on Debian's 2.42, TestDirectScrape's direct and Prometheus p99s disagreed.
 e2e: build tools
 	GHOSTFLEET_PROMETHEUS_FROM=build $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/
 
