@@ -42,8 +42,13 @@ type State struct {
 	Versions       binaries.Versions `json:"versions"` // the pinned set: it keys the binary cache
 	// DebianPrometheus is the release of Debian's Prometheus when the
 	// fleet runs that one instead of the pinned build ("v2.42.0").
-	DebianPrometheus string    `json:"debianPrometheus,omitempty"`
-	Created          time.Time `json:"created"`
+	DebianPrometheus string `json:"debianPrometheus,omitempty"`
+	// PrometheusPending is set on a fleet that came up before its
+	// Prometheus was built (UpOptions.PrometheusLater): PrometheusPort is
+	// kept for it, nothing answers there yet, and AddPrometheus (which
+	// `up` and the console call) starts it.
+	PrometheusPending bool      `json:"prometheusPending,omitempty"`
+	Created           time.Time `json:"created"`
 	// MetricsServer is set on fleets that run metrics-server.
 	MetricsServer bool `json:"metricsServer,omitempty"`
 	// Autoscaler is set on fleets whose nodes Karpenter adds and removes.
@@ -108,6 +113,11 @@ type UpOptions struct {
 	Name           string
 	Profile        ComponentProfile
 	PrometheusPort int // 0: no Prometheus
+	// PrometheusLater brings the fleet up without Prometheus, on the port
+	// kept for it (State.PrometheusPending): for a first run, whose
+	// console reads the components directly while Prometheus builds.
+	// Binaries then need not resolve it.
+	PrometheusLater bool
 	// Binaries finds (or builds) the binaries; Up calls it only when a
 	// cluster is to be created, after its other checks passed, so that bad
 	// input fails before a build of several minutes.
@@ -187,7 +197,8 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	}
 
 	state := State{Name: opts.Name, Profile: opts.Profile.Name, PrometheusPort: opts.PrometheusPort,
-		MetricsServer: opts.MetricsServer, Versions: opts.Versions, Created: time.Now().UTC()}
+		PrometheusPending: opts.PrometheusLater && opts.PrometheusPort != 0,
+		MetricsServer:     opts.MetricsServer, Versions: opts.Versions, Created: time.Now().UTC()}
 	if p := set[binaries.Prometheus]; p.Source == binaries.SourceDebian {
 		state.DebianPrometheus = p.Version
 	}
@@ -213,8 +224,10 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		o.KubeSchedulerBinary = set.Path(binaries.KubeScheduler)
 		o.EtcdBinary = set.Path(binaries.Etcd)
 		o.KwokControllerBinary = set.Path(binaries.Kwok)
-		o.PrometheusBinary = set.Path(binaries.Prometheus)
-		o.PrometheusPort = uint32(opts.PrometheusPort)
+		if !state.PrometheusPending {
+			o.PrometheusBinary = set.Path(binaries.Prometheus)
+			o.PrometheusPort = uint32(opts.PrometheusPort)
+		}
 		if opts.MetricsServer {
 			enableMetricsServer(o, set.Path(binaries.MetricsServer))
 		}
@@ -334,7 +347,8 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 		return UpResult{}, err
 	}
 	if running {
-		return UpResult{State: state, AlreadyUp: true}, installOnRunning(ctx, opts, state, report)
+		err := installOnRunning(ctx, opts, &state, report)
+		return UpResult{State: state, AlreadyUp: true}, err
 	}
 	done := progress.Step(report, "start", "starting the stopped processes of cluster "+opts.Name, 10*time.Second)
 	err = kwokctl(ctx, report, nil, "start", "cluster", "--name", opts.Name)
@@ -345,15 +359,26 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 	if err := WaitReady(ctx, opts.Name, state, report); err != nil {
 		return UpResult{State: state, Restarted: true}, err
 	}
-	return UpResult{State: state, Restarted: true}, installOnRunning(ctx, opts, state, report)
+	err = installOnRunning(ctx, opts, &state, report)
+	return UpResult{State: state, Restarted: true}, err
 }
 
 // installOnRunning installs over a fleet that is up what `up` asks for:
-// the user's stages, and on a fleet with metrics-server its objects again
+// the user's stages, the Prometheus it came up without (unless `up` asks
+// for later again), and on a fleet with metrics-server its objects again
 // (creating them is idempotent, and puts back what someone deleted).
-func installOnRunning(ctx context.Context, opts UpOptions, state State, report progress.Func) error {
+func installOnRunning(ctx context.Context, opts UpOptions, state *State, report progress.Func) error {
 	if err := installUserStages(ctx, opts, report); err != nil {
 		return err
+	}
+	if state.PrometheusPending && !opts.PrometheusLater {
+		set, err := opts.Binaries(ctx)
+		if err != nil {
+			return err
+		}
+		if *state, err = AddPrometheus(ctx, opts.Name, set[binaries.Prometheus], report); err != nil {
+			return err
+		}
 	}
 	if state.MetricsServer {
 		if err := InstallMetricsServer(ctx, opts.Name, report); err != nil {
@@ -438,14 +463,20 @@ func WaitReady(ctx context.Context, name string, state State, report progress.Fu
 		}
 	}
 
-	if state.PrometheusPort == 0 {
+	return waitTargets(ctx, state, report)
+}
+
+// waitTargets waits for the fleet's Prometheus, if it has one running, to
+// report every scrape target up.
+func waitTargets(ctx context.Context, state State, report progress.Func) error {
+	if state.PrometheusPort == 0 || state.PrometheusPending {
 		return nil
 	}
 	prom, err := metrics.NewPrometheus(state.PrometheusURL())
 	if err != nil {
 		return err
 	}
-	done = progress.Step(report, "targets", "waiting for Prometheus at "+state.PrometheusURL()+" to scrape every component", 30*time.Second)
+	done := progress.Step(report, "targets", "waiting for Prometheus at "+state.PrometheusURL()+" to scrape every component", 30*time.Second)
 	var last []metrics.Target
 	err = poll(ctx, 3*time.Minute, func() (bool, error) {
 		targets, err := prom.Targets(ctx)

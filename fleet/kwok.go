@@ -77,8 +77,7 @@ func withKwokConfig(ctx context.Context) (context.Context, error) {
 func checkUserKwokConfig(ctx context.Context, p ComponentProfile) error {
 	kwokMu.Lock()
 	defer kwokMu.Unlock()
-	ctx = log.NewContext(ctx, log.NewLogger(io.Discard, log.LevelError))
-	ctx, err := withKwokConfig(ctx)
+	ctx, err := withKwokConfig(quietKwok(ctx))
 	if err != nil {
 		return fmt.Errorf("reading kwok's configuration %s: %w", kwokConfigPath(), err)
 	}
@@ -87,8 +86,13 @@ func checkUserKwokConfig(ctx context.Context, p ComponentProfile) error {
 
 // loadRuntime opens an existing kwok cluster; it fails when there is none.
 func loadRuntime(ctx context.Context, name string) (runtime.Runtime, error) {
-	ctx = log.NewContext(ctx, log.NewLogger(io.Discard, log.LevelError))
-	return runtime.DefaultRegistry.Load(ctx, name, clusterWorkdir(name))
+	return runtime.DefaultRegistry.Load(quietKwok(ctx), name, clusterWorkdir(name))
+}
+
+// quietKwok gives kwok's code called with ctx a logger that drops all but
+// errors: without one, kwok warns on standard error (over the console).
+func quietKwok(ctx context.Context) context.Context {
+	return log.NewContext(ctx, log.NewLogger(io.Discard, log.LevelError))
 }
 
 // fleetConfig is the kwokctl configuration the fleet name was created

@@ -73,7 +73,10 @@ type PrometheusStatus struct {
 	URL string `json:"url"`
 	// Version is the release GhostFleet's own fleet runs ("v3.16.0", or
 	// "v2.42.0 (Debian's package)"); empty for an attached cluster.
-	Version   string           `json:"version,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Pending is set while the fleet waits for its Prometheus to be
+	// built (State.PrometheusPending).
+	Pending   bool             `json:"pending,omitempty"`
 	Reachable bool             `json:"reachable"`
 	Error     string           `json:"error,omitempty"`
 	Targets   []metrics.Target `json:"targets,omitempty"`
@@ -107,9 +110,10 @@ func GetStatus(ctx context.Context, t Target, prometheusURL string) (Status, err
 		st.Profile = state.Profile
 		prometheusURL = state.PrometheusURL()
 		st.Prometheus.Version = state.RunningVersions().Prometheus
+		st.Prometheus.Pending = state.PrometheusPending
 	}
 	st.Prometheus.URL = prometheusURL
-	if prometheusURL != "" {
+	if prometheusURL != "" && !st.Prometheus.Pending {
 		if prom, err := metrics.NewPrometheus(prometheusURL); err != nil {
 			st.Prometheus.Error = err.Error()
 		} else if targets, err := prom.Targets(ctx); err != nil {

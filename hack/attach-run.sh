@@ -22,6 +22,7 @@ nodes=${1:-200}
 command -v kubectl >/dev/null || { echo "hack/attach-run.sh needs kubectl to count objects: apt-get install kubectl" >&2; exit 2; }
 . hack/lib.sh
 gf_build
+gf_kwokctl
 new_run_dir attach-run
 name=gf-attach-run
 kc=$HOME/.kwok/clusters/$name/kubeconfig.yaml

@@ -7,8 +7,20 @@
 gf_build() {
 	bin=$PWD/bin/ghostfleet
 	make -s build
+	gf_set_dir
+}
+
+gf_set_dir() {
 	set_dir=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/ghostfleet/bin/k8s-* 2>/dev/null | head -1 || true)
 	kwokctl=$set_dir/kwokctl
+}
+
+# Builds the control plane's binaries and kwokctl, which `up` leaves to
+# be built on demand, if missing (after gf_build).
+gf_kwokctl() {
+	"$bin" check --build kube-apiserver,kube-controller-manager,kube-scheduler,etcd,kwok,kwokctl >/dev/null || true
+	gf_set_dir
+	[ -x "$kwokctl" ] || { echo "hack/lib.sh: kwokctl could not be built (see: $bin check --build kwokctl)" >&2; exit 1; }
 }
 
 # new_run_dir KIND: a new, absolute results/KIND-<time> folder in dir.

@@ -23,6 +23,7 @@ shards=("${@:-1}")
 idle=${IDLE:-60}
 . hack/lib.sh
 gf_build
+gf_kwokctl
 new_run_dir shard-bench
 hz=$(getconf CLK_TCK)
 name=gf-shard-bench

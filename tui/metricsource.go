@@ -14,10 +14,11 @@ type metricsSource struct {
 	lastOK time.Time
 	failed bool // the latest round had an error
 	seen   bool
+	source string // the latest round's, when its source names itself
 }
 
 func (s *metricsSource) note(v poll.MetricsView) {
-	s.seen, s.failed = true, v.Err != ""
+	s.seen, s.failed, s.source = true, v.Err != "", v.Source
 	if v.Err == "" {
 		s.lastOK = v.At
 	}
@@ -27,6 +28,9 @@ func (s *metricsSource) note(v poll.MetricsView) {
 // when the header is narrow.
 func (s *metricsSource) text(info Info, now time.Time, wide bool) string {
 	src := info.Metrics
+	if s.source != "" {
+		src = s.source
+	}
 	if src == "" {
 		src = "Prometheus"
 	}

@@ -62,22 +62,24 @@ func renderSpark(th Theme, s spark, w, h int, markRow func(w int) string) (title
 		}
 	}
 	series := [][]float64{s.values}
-	if s.limit > 0 {
-		// The limit shows as a second series only when the values come
-		// near it; otherwise it would flatten the series to the floor.
-		top := 0.0
-		for _, v := range s.values {
-			if !math.IsNaN(v) {
-				top = math.Max(top, v)
-			}
-		}
-		if top >= s.limit/2 {
-			series = append(series, flat(s.limit, len(s.values)))
+	top := 0.0
+	for _, v := range s.values {
+		if !math.IsNaN(v) {
+			top = math.Max(top, v)
 		}
 	}
+	if s.limit > 0 && top >= s.limit/2 {
+		// The limit shows as a second series only when the values come
+		// near it; otherwise it would flatten the series to the floor.
+		series = append(series, flat(s.limit, len(s.values)))
+		top = math.Max(top, s.limit)
+	}
 	plot := func(width int) string {
+		// UpperBound top: stretched to width, a lone value among NaNs can
+		// vanish, and asciigraph then sizes its grid from -Inf (a panic).
+		// With values it changes nothing: they never exceed top.
 		return asciigraph.PlotMany(series, append([]asciigraph.Option{
-			asciigraph.Height(max(1, h-1)), asciigraph.Width(width), asciigraph.Offset(2), asciigraph.LowerBound(0),
+			asciigraph.Height(max(1, h-1)), asciigraph.Width(width), asciigraph.Offset(2), asciigraph.LowerBound(0), asciigraph.UpperBound(top),
 			asciigraph.YAxisValueFormatter(s.unit),
 		}, th.Graph...)...)
 	}

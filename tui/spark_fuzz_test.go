@@ -24,6 +24,11 @@ func TestRenderSparkOddValues(t *testing.T) {
 		"long flat":       make([]float64, 720),
 		"negative in nan": {nan, -0.5, nan},
 		"gone quiet":      append([]float64{0.2, 0.1}, nanTail(40)...),
+		// A source that has only just started (Prometheus after the direct
+		// scrape): a value or two among NaNs, lost when the series is
+		// stretched to the pane's width.
+		"lone value":  append(append(nanTail(30), 5), nanTail(30)...),
+		"fresh start": append(append(nanTail(57), 0.1, 0.2), nanTail(2)...),
 	}
 	for name, values := range patterns {
 		for _, w := range []int{6, 10, 20, 38, 60} {

@@ -451,7 +451,7 @@ func TestMakeBuildUsesTheControlPlanesCompileFlags(t *testing.T) {
 	if line == "" {
 		t.Fatal("no `go build … -o $(BIN)` line in the Makefile")
 	}
-	for _, f := range CompileFlags {
+	for _, f := range append(CompileFlags, "GOGC=$${GOGC:-"+CompileGOGC+"}") {
 		if !slices.Contains(strings.Fields(line), f) {
 			t.Errorf("make build (%q) lacks %s", strings.TrimSpace(line), f)
 		}

@@ -65,7 +65,11 @@ func Tools(ctx context.Context, r *binaries.Resolver, st fleet.State, restore bo
 		return tools, err
 	}
 	if restore {
-		if tools.Etcdutl, err = r.ResolveOne(ctx, binaries.OnDemand[0]); err != nil {
+		utl, err := binaries.Lookup(binaries.Etcdutl)
+		if err != nil {
+			return tools, err
+		}
+		if tools.Etcdutl, err = r.ResolveOne(ctx, utl); err != nil {
 			return tools, err
 		}
 	}

@@ -14,6 +14,12 @@ type RangeSource interface {
 	Range(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]metrics.Series, error)
 }
 
+// Named is a RangeSource that says what it is, when that changes while
+// the console runs (the components' /metrics until Prometheus is up).
+type Named interface {
+	SourceName() string
+}
+
 // MinStep and MaxPoints bound a window's resolution: no finer than
 // Prometheus scrapes (15s), and never more points per series than a wide
 // terminal has columns for, however long the window.
@@ -116,6 +122,9 @@ func (p *Poller) Run(ctx context.Context) <-chan MetricsView {
 			v := Fetch(ctx, p.src, window, StepFor(window))
 			if p.Alarms != nil {
 				v.EtcdAlarms, _ = p.Alarms(ctx)
+			}
+			if n, ok := p.src.(Named); ok {
+				v.Source = n.SourceName()
 			}
 			if ctx.Err() != nil {
 				return

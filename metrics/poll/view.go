@@ -40,6 +40,9 @@ type MetricsView struct {
 	// control plane hides the scheduler's, say). Its chart says so
 	// instead of "no data yet" or a flat zero.
 	Unavailable map[string]string
+	// Source names where the round came from when its source says so
+	// (Named): the console's header shows it.
+	Source string
 }
 
 // NotAvailable is why query id is not available on this cluster, if it

@@ -146,7 +146,11 @@ func namedBareControlPlane(t *testing.T, ctx context.Context, name string) strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins, err := (&binaries.Resolver{Versions: binaries.Pinned(), CacheRoot: root}).Resolve(ctx)
+	ctl, err := binaries.Lookup(binaries.Kwokctl) // built on demand
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, err := (&binaries.Resolver{Versions: binaries.Pinned(), CacheRoot: root, Also: []binaries.Binary{ctl}}).Resolve(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

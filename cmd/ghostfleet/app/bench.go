@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/binaries"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
@@ -64,7 +65,8 @@ func (o *benchNodesOptions) run(ctx context.Context) error {
 	}
 	p := o.streams.printer(false)
 	defer p.Close()
-	b, err := o.benchFleet(ctx, o.bins, o.nodes, o.gpuProfile, p.Report)
+	kwokctl, _ := binaries.Lookup(binaries.Kwokctl) // what GhostFleet is compared against
+	b, err := o.benchFleet(ctx, o.bins, o.nodes, o.gpuProfile, p.Report, kwokctl)
 	if err != nil {
 		return err
 	}
@@ -87,8 +89,9 @@ func (o *benchNodesOptions) run(ctx context.Context) error {
 
 const benchCluster = "ghostfleet-bench"
 
-// benchFleet resolves the binaries and describes the throwaway fleet.
-func (g *globals) benchFleet(ctx context.Context, bins binaryFlags, nodes int, gpuProfile string, report progress.Func) (workload.BenchFleet, error) {
+// benchFleet resolves the binaries (with also, of binaries.OnDemand) and
+// describes the throwaway fleet.
+func (g *globals) benchFleet(ctx context.Context, bins binaryFlags, nodes int, gpuProfile string, report progress.Func, also ...binaries.Binary) (workload.BenchFleet, error) {
 	if err := g.ownOnly("bench"); err != nil {
 		return workload.BenchFleet{}, err
 	}
@@ -110,6 +113,7 @@ func (g *globals) benchFleet(ctx context.Context, bins binaryFlags, nodes int, g
 	if err != nil {
 		return workload.BenchFleet{}, err
 	}
+	r.Also = append(r.Also, also...)
 	set, err := r.Resolve(ctx)
 	if err != nil {
 		return workload.BenchFleet{}, err

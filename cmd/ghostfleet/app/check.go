@@ -15,12 +15,14 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/binaries"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
 )
 
 type checkOptions struct {
 	*globals
 	bins           binaryFlags
 	prometheusPort int
+	build          []string // --build: binaries to build now if missing
 }
 
 // checkRow is one line of `ghostfleet check`.
@@ -50,16 +52,55 @@ func newCheckCommand(g *globals) *cobra.Command {
 		Long: `Check the Go toolchain, each control-plane binary (where it would come
 from and the version it reports), the Prometheus port, free disk for the
 first build and free memory for a 1,000-node fleet. Exits 1 when anything
-is not ok; each such line says the exact fix.`,
+is not ok; each such line says the exact fix.
+
+--build NAME builds (or fetches) the named binaries first if they are
+missing, those built only on demand too: ` + strings.Join(onDemandNames(), ", ") + `
+(e.g. before going offline, or for scripts that drive kwokctl).`,
+		Example: `  ghostfleet check
+  ghostfleet check --build kwokctl,etcdctl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	o.bins.add(cmd.Flags())
 	cmd.Flags().IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port the fleet's Prometheus will use")
+	cmd.Flags().StringSliceVar(&o.build, "build", nil, "build these binaries first if missing, comma-separated: "+strings.Join(binaries.Names(), ", "))
 	return cmd
 }
 
+func onDemandNames() []string {
+	names := make([]string, len(binaries.OnDemand))
+	for i, b := range binaries.OnDemand {
+		names[i] = b.Name
+	}
+	return names
+}
+
 func (o *checkOptions) run(ctx context.Context) error {
+	var build []binaries.Binary
+	for _, name := range o.build {
+		b, err := binaries.Lookup(name)
+		if err != nil {
+			return fmt.Errorf("--build: %w", err)
+		}
+		build = append(build, b)
+	}
+	if len(build) > 0 {
+		p := o.streams.printer(false)
+		r, err := o.bins.resolver(p.Report)
+		if err != nil {
+			return err
+		}
+		for _, b := range build {
+			path, err := r.ResolveOne(ctx, b)
+			if err != nil {
+				p.Close()
+				return fmt.Errorf("--build %s: %w", b.Name, err)
+			}
+			p.Report(progress.Event{Kind: progress.Info, Message: b.Name + ": " + path})
+		}
+		p.Close()
+	}
 	r, err := o.bins.resolver(nil)
 	if err != nil {
 		return err

@@ -37,7 +37,7 @@ func newConsoleCommand(g *globals) *cobra.Command {
 		Use:   "console",
 		Short: "The mission console: fleet map, GPU allocation, control-plane sparklines, runs",
 		Long: `Open the mission console on GhostFleet's fleet (bringing it up with the
-defaults of ` + "`ghostfleet up`" + ` if it is not running): a map of every node colored
+defaults of ` + "`ghostfleet up --prometheus-later`" + ` if it is not running): a map of every node colored
 by the GPUs allocated on it, GPU and pod counts, sparklines of the API call
 latency SLI (p99 over 5 minutes, one SLO class at a time with its upstream
 threshold; v cycles mutating, GET, LIST namespace, LIST cluster), scheduler
@@ -49,6 +49,10 @@ churn-limited, t training jobs, n nodes, b ClusterLoader2, f faults,
 s snapshot, r report, x remove workloads), recorded the same way under
 results/; +/- change a running
 churn's rate, esc cancels the current run, ? lists every key, q quits.
+
+On a first run the fleet comes up before Prometheus is built: the charts
+read the components' /metrics directly while it builds in the background
+(the header shows its progress), then switch to Prometheus.
 
 With --once, or when standard output is not a terminal, it prints one frame
 as text (for slides, logs and tests) and exits. NO_COLOR turns colors off.`,
@@ -94,6 +98,7 @@ func (o *consoleOptions) run(ctx context.Context) error {
 	t := o.target()
 	info := tui.Info{Cluster: t.String()}
 	promURL := o.prometheusURL
+	pending := false // the fleet's Prometheus is still to be built
 	if !t.Attached() {
 		st, err := fleet.UpState(t.Name)
 		if err != nil {
@@ -110,13 +115,16 @@ func (o *consoleOptions) run(ctx context.Context) error {
 			}
 		}
 		info = tui.Info{Cluster: t.Name, Kubernetes: st.Versions.Kubernetes, Kwok: st.Versions.Kwok, Profile: st.Profile, Created: st.Created}
-		promURL = st.PrometheusURL()
+		promURL, pending = st.PrometheusURL(), st.PrometheusPending
 	}
 	cs, err := t.Clientset(false)
 	if err != nil {
 		return err
 	}
 	prom, why := reachablePrometheus(ctx, promURL)
+	if pending {
+		why = "not built yet (`ghostfleet up` builds it)"
+	}
 	color := os.Getenv("NO_COLOR") == "" && isTerminal(o.streams.Out)
 	cfg := tui.Config{Info: info, Theme: tui.NewTheme(color), Actions: o.actions(), Inspect: watch.NewInspector(cs)}
 	if !t.Attached() {
@@ -149,9 +157,24 @@ func (o *consoleOptions) run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s, and the components cannot be scraped directly: %w", why, err)
 		}
+		if pending {
+			why = "Prometheus is not built yet (it builds in the background)"
+		}
 		fmt.Fprintf(o.streams.ErrOut, "%s: scraping the components' /metrics directly\n", why)
 		src = metrics.StartLive(ctx, eps, 15*time.Second, 15*time.Minute)
 		cfg.Info.Metrics = "direct scrape"
+		if pending {
+			h := &handover{src: src, name: cfg.Info.Metrics}
+			src = h
+			wait := addPrometheusLater(ctx, t.Name, h)
+			defer func() { // before the deferred cancel: stop the build, then wait for it
+				cancel()
+				wait()
+				if st, err := fleet.LoadState(t.Name); err == nil && st.PrometheusPending {
+					fmt.Fprintf(o.streams.ErrOut, "fleet %q has no Prometheus yet: its build was stopped with the console; `ghostfleet up` builds and starts it (~7 min), or the console again in the background\n", t.Name)
+				}
+			}()
+		}
 	}
 	poller := poll.NewPoller(src, 5*time.Second, tui.DefaultWindow)
 	if !t.Attached() {
@@ -243,11 +266,13 @@ func ptrs[T any](items []T) []*T {
 	return out
 }
 
-// runUp brings the fleet up as `ghostfleet up` with its defaults would,
-// in this process, before the console opens.
+// runUp brings the fleet up as `ghostfleet up --prometheus-later` with its
+// defaults would, in this process, before the console opens: on a first
+// run, the console does not wait for Prometheus to build
+// (console_prometheus.go).
 func (o *consoleOptions) runUp(ctx context.Context) error {
 	root := NewRootCommand(o.streams)
-	root.SetArgs([]string{"up", "--name", o.name})
+	root.SetArgs([]string{"up", "--name", o.name, "--prometheus-later"})
 	return root.ExecuteContext(ctx)
 }
 

@@ -104,6 +104,8 @@ func printStatus(w io.Writer, st fleet.Status) {
 	switch {
 	case st.Prometheus.URL == "":
 		fmt.Fprintln(w, "  (none: pass --prometheus-url for an attached cluster)")
+	case st.Prometheus.Pending:
+		fmt.Fprintf(w, "  %s — not built yet: the fleet came up first; `ghostfleet up` builds and starts it\n", st.Prometheus.URL)
 	case !st.Prometheus.Reachable:
 		fmt.Fprintf(w, "  %s unreachable: %s\n", st.Prometheus.URL, st.Prometheus.Error)
 	default:

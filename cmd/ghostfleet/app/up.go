@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -64,10 +65,13 @@ type upOptions struct {
 	profileFile    string // a user's own profile, instead of --profile
 	stageFiles     []string
 	prometheusPort int
-	verbose        bool
-	dcgm           bool
-	metricsServer  bool
-	autoscale      autoscaleFlags
+	// prometheusLater: a Prometheus that must be built comes after the
+	// fleet (the console's first run); see --prometheus-later.
+	prometheusLater bool
+	verbose         bool
+	dcgm            bool
+	metricsServer   bool
+	autoscale       autoscaleFlags
 }
 
 func newUpCommand(g *globals) *cobra.Command {
@@ -81,7 +85,11 @@ variables, the per-version cache, or a build from the pinned Go modules on
 first use; --prometheus-from auto takes Prometheus from Debian's package
 instead, in seconds), create GhostFleet's cluster with kwok's binary runtime, wait for
 kube-apiserver /readyz and for Prometheus to scrape every component, and
-scale the fleet to --nodes fake GPU nodes.
+scale the fleet to --nodes fake GPU nodes. With --prometheus-later, a
+Prometheus that has to be built is left out and the fleet comes up without
+it, its port kept; the console (` + "`ghostfleet`" + ` brings a fleet up this way)
+builds it in the background while it reads the components' /metrics
+itself, and ` + "`ghostfleet up`" + ` run again builds and starts it in the foreground.
 
 Running it on a fleet that is up says so and changes nothing; on a fleet
 whose processes are gone (e.g. after a reboot) it starts them again.
@@ -128,6 +136,7 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
 	fs.StringVar(&o.profileFile, "profile-file", "", "control-plane settings from your own ComponentProfile YAML `FILE` (the format of: ghostfleet profile show default)")
 	fs.StringArrayVar(&o.stageFiles, "stage-file", nil, "kwok Stage YAML `FILE` to install besides GhostFleet's stages (one named like a built-in replaces it), repeatable; the built-in ones: ghostfleet profile show stages")
 	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1 (0: no Prometheus; snapshots then scrape the components directly)")
+	fs.BoolVar(&o.prometheusLater, "prometheus-later", false, "if Prometheus has to be built, bring the fleet up without it (its port kept) and build it afterwards: in the console's background, or by `up` run again")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
 	fs.BoolVar(&o.metricsServer, "metrics-server", false, "run metrics-server (built from its pinned module on first use) serving metrics.k8s.io from every pod's emulated CPU and memory usage: kubectl top, HPAs, `ghostfleet usage set`")
 	o.autoscale.add(fs)
@@ -189,8 +198,12 @@ func (o *upOptions) run(ctx context.Context) error {
 		k, _ := binaries.Lookup(binaries.Karpenter)
 		r.Also = append(r.Also, k)
 	}
+	later, err := o.laterPrometheus(r)
+	if err != nil {
+		return err
+	}
 	res, err := fleet.Up(ctx, fleet.UpOptions{
-		Name: o.name, Profile: profile, PrometheusPort: o.prometheusPort,
+		Name: o.name, Profile: profile, PrometheusPort: o.prometheusPort, PrometheusLater: later,
 		Binaries: r.Resolve, Versions: r.Versions, Stages: stages, Report: p.Report,
 		MetricsServer: o.metricsServer, Autoscaler: pools,
 	})
@@ -234,6 +247,22 @@ func (o *upOptions) run(ctx context.Context) error {
 	}
 	printAccess(out, target, res.State)
 	return nil
+}
+
+// laterPrometheus says whether the fleet comes up before its Prometheus:
+// with --prometheus-later, when Prometheus would have to be built (not
+// when it is cached, named, or comes from Debian's package in seconds).
+// The resolver then leaves it out.
+func (o *upOptions) laterPrometheus(r *binaries.Resolver) (bool, error) {
+	if !o.prometheusLater || o.prometheusPort == 0 || r.PrometheusFrom != binaries.PrometheusBuild {
+		return false, nil
+	}
+	_, missing, err := r.Find()
+	if err != nil || !slices.ContainsFunc(missing, func(b binaries.Binary) bool { return b.Name == binaries.Prometheus }) {
+		return false, err
+	}
+	r.Without = append(r.Without, binaries.Prometheus)
+	return true, nil
 }
 
 // componentProfile is the profile up asks for: --profile-file, --profile,
@@ -291,7 +320,11 @@ func printAccess(out interface{ Write([]byte) (int, error) }, t fleet.Target, s 
 		fmt.Fprintf(out, "  profile:    %s: %s\n", p.Name, p.Description)
 	}
 	fmt.Fprintf(out, "  kubeconfig: %s\n", t.Kubeconfig)
-	fmt.Fprintf(out, "  prometheus: %s\n", s.PrometheusURL())
+	if s.PrometheusPending {
+		fmt.Fprintf(out, "  prometheus: %s, not built yet: the console builds it in the background, `ghostfleet up` in the foreground\n", s.PrometheusURL())
+	} else {
+		fmt.Fprintf(out, "  prometheus: %s\n", s.PrometheusURL())
+	}
 	fmt.Fprintf(out, "  try:        kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", t.Kubeconfig)
 	if s.MetricsServer {
 		fmt.Fprintf(out, "              kubectl --kubeconfig %s top nodes  (metrics-server: first figures ~30 s after a pod starts)\n", t.Kubeconfig)
