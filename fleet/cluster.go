@@ -146,6 +146,9 @@ type UpResult struct {
 	State     State
 	AlreadyUp bool
 	Restarted bool
+	// PrometheusAdded: the fleet had come up without its Prometheus
+	// (PrometheusLater), and this Up added it.
+	PrometheusAdded bool
 }
 
 // Exists reports whether a cluster called name has been created.
@@ -347,8 +350,9 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 		return UpResult{}, err
 	}
 	if running {
-		err := installOnRunning(ctx, opts, &state, report)
-		return UpResult{State: state, AlreadyUp: true}, err
+		res := UpResult{State: state, AlreadyUp: true}
+		err := installOnRunning(ctx, opts, &res, report)
+		return res, err
 	}
 	done := progress.Step(report, "start", "starting the stopped processes of cluster "+opts.Name, 10*time.Second)
 	err = kwokctl(ctx, report, nil, "start", "cluster", "--name", opts.Name)
@@ -359,18 +363,20 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 	if err := WaitReady(ctx, opts.Name, state, report); err != nil {
 		return UpResult{State: state, Restarted: true}, err
 	}
-	err = installOnRunning(ctx, opts, &state, report)
-	return UpResult{State: state, Restarted: true}, err
+	res := UpResult{State: state, Restarted: true}
+	err = installOnRunning(ctx, opts, &res, report)
+	return res, err
 }
 
 // installOnRunning installs over a fleet that is up what `up` asks for:
 // the user's stages, the Prometheus it came up without (unless `up` asks
 // for later again), and on a fleet with metrics-server its objects again
 // (creating them is idempotent, and puts back what someone deleted).
-func installOnRunning(ctx context.Context, opts UpOptions, state *State, report progress.Func) error {
+func installOnRunning(ctx context.Context, opts UpOptions, res *UpResult, report progress.Func) error {
 	if err := installUserStages(ctx, opts, report); err != nil {
 		return err
 	}
+	state := &res.State
 	if state.PrometheusPending && !opts.PrometheusLater {
 		set, err := opts.Binaries(ctx)
 		if err != nil {
@@ -379,6 +385,7 @@ func installOnRunning(ctx context.Context, opts UpOptions, state *State, report 
 		if *state, err = AddPrometheus(ctx, opts.Name, set[binaries.Prometheus], report); err != nil {
 			return err
 		}
+		res.PrometheusAdded = true
 	}
 	if state.MetricsServer {
 		if err := InstallMetricsServer(ctx, opts.Name, report); err != nil {

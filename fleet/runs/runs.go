@@ -114,6 +114,9 @@ type session struct {
 	clients       workload.Clients
 	profile       string
 	prometheusURL string
+	// prometheusPending: the fleet came up before its Prometheus was
+	// built (fleet.State.PrometheusPending), which may be building now.
+	prometheusPending bool
 }
 
 // open opens env's cluster: a GhostFleet fleet must be up; an attached
@@ -128,7 +131,7 @@ func open(env Env) (session, error) {
 		if err != nil {
 			return s, err
 		}
-		s.profile, s.prometheusURL = st.Profile, st.PrometheusURL()
+		s.profile, s.prometheusURL, s.prometheusPending = st.Profile, st.PrometheusURL(), st.PrometheusPending
 	}
 	var err error
 	s.clients, err = workload.NewClients(env.Target)
@@ -165,6 +168,10 @@ func (s session) write(rec record.Record) (Run, error) {
 		rec.Ended = time.Now().UTC()
 	}
 	rec.Warnings = append(rec.Warnings, etcdWarnings(rec.Result)...)
+	if s.prometheusPending {
+		rec.Warnings = append(rec.Warnings, "the fleet's Prometheus was not built yet when the run began: "+
+			"if the console was building it, the compiler shared the machine's cores with the control plane (run `ghostfleet up` first to measure)")
+	}
 	run := Run{ID: rec.ID, Kind: rec.Kind, Outcome: rec.Outcome, Warning: strings.Join(rec.Warnings, "; ")}
 	dir, err := record.WriteRecord(s.env.ResultsDir, rec)
 	if err != nil {

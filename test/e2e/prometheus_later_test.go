@@ -80,6 +80,9 @@ func TestPrometheusLater(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("up adding Prometheus: exit %d: %s", res.code, res.errOut)
 	}
+	if !strings.Contains(res.out, "Prometheus is built and added") {
+		t.Errorf("up does not say it added Prometheus:\n%s", res.out)
+	}
 	if st, err = fleet.LoadState(laterCluster); err != nil || st.PrometheusPending {
 		t.Fatalf("state after up: %+v, %v; want Prometheus no longer pending", st, err)
 	}

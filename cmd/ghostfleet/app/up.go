@@ -222,6 +222,12 @@ func (o *upOptions) run(ctx context.Context) error {
 		printAccess(out, target, res.State)
 		return nil
 	}
+	if res.AlreadyUp && res.PrometheusAdded {
+		p.Close()
+		fmt.Fprintf(out, "fleet %q is up (profile %s); its Prometheus is built and added, scraping every component.\n", o.name, res.State.Profile)
+		printAccess(out, target, res.State)
+		return nil
+	}
 	if res.AlreadyUp {
 		p.Close()
 		fmt.Fprintf(out, "fleet %q is already up (profile %s); nothing to do.\n", o.name, res.State.Profile)
