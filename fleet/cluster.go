@@ -45,7 +45,7 @@ type State struct {
 	DebianPrometheus string `json:"debianPrometheus,omitempty"`
 	// PrometheusPending is set on a fleet that came up before its
 	// Prometheus was built (UpOptions.PrometheusLater): PrometheusPort is
-	// kept for it, nothing answers there yet, and AddPrometheus (which
+	// recorded for it, nothing answers there yet, and AddPrometheus (which
 	// `up` and the console call) starts it.
 	PrometheusPending bool      `json:"prometheusPending,omitempty"`
 	Created           time.Time `json:"created"`
@@ -114,7 +114,7 @@ type UpOptions struct {
 	Profile        ComponentProfile
 	PrometheusPort int // 0: no Prometheus
 	// PrometheusLater brings the fleet up without Prometheus, on the port
-	// kept for it (State.PrometheusPending): for a first run, whose
+	// recorded for it (State.PrometheusPending): for a first run, whose
 	// console reads the components directly while Prometheus builds.
 	// Binaries then need not resolve it.
 	PrometheusLater bool

@@ -131,7 +131,10 @@ func open(env Env) (session, error) {
 		if err != nil {
 			return s, err
 		}
-		s.profile, s.prometheusURL, s.prometheusPending = st.Profile, st.PrometheusURL(), st.PrometheusPending
+		s.profile, s.prometheusPending = st.Profile, st.PrometheusPending
+		if !st.PrometheusPending { // none answers yet: the run goes without, as on a fleet with none
+			s.prometheusURL = st.PrometheusURL()
+		}
 	}
 	var err error
 	s.clients, err = workload.NewClients(env.Target)

@@ -98,8 +98,32 @@ func TestPrometheusLater(t *testing.T) {
 	if want := fmt.Sprintf("%d/%d targets up", len(names), len(names)); !strings.Contains(status.out, want) {
 		t.Errorf("status does not report %q:\n%s", want, status.out)
 	}
+	// kwok.yaml keeps the kwok controller's own configuration (its
+	// parallelism), which it reads at its next start.
+	workdir := filepath.Dir(fleet.Own(laterCluster).Kubeconfig)
+	if data, err := os.ReadFile(filepath.Join(workdir, "kwok.yaml")); err != nil || !strings.Contains(string(data), "kind: KwokConfiguration") {
+		t.Errorf("kwok.yaml after adding Prometheus lacks the KwokConfiguration (%v):\n%s", err, data)
+	}
 	// kwokctl manages it like the rest: its own per-component restart.
 	if res := ghostfleet(t, ctx, "restart", "prometheus", "--name", laterCluster); res.code != 0 {
 		t.Errorf("restart prometheus: exit %d: %s", res.code, res.errOut)
+	}
+
+	// An add cut short after kwokctl's configuration was written, before
+	// the state was (a crash): `up` picks up where it stopped, and does
+	// not add a second Prometheus.
+	statePath := filepath.Join(workdir, "ghostfleet.json")
+	data, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(statePath, []byte(strings.Replace(string(data), "{", `{"prometheusPending": true,`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := ghostfleet(t, ctx, append(up, "--binary", "prometheus="+set.Path(binaries.Prometheus))...); res.code != 0 || !strings.Contains(res.out, "Prometheus is built and added") {
+		t.Fatalf("up after an interrupted add: exit %d, want 0 and Prometheus added: %s%s", res.code, res.out, res.errOut)
+	}
+	if again, err := fleet.ComponentNames(ctx, laterCluster); err != nil || len(again) != len(names) {
+		t.Errorf("components after the second add: %v, %v; want %v", again, err, names)
 	}
 }

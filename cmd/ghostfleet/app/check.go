@@ -89,6 +89,7 @@ func (o *checkOptions) run(ctx context.Context) error {
 		p := o.streams.printer(false)
 		r, err := o.bins.resolver(p.Report)
 		if err != nil {
+			p.Close()
 			return err
 		}
 		for _, b := range build {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/binaries"
 	"github.com/ghostfleet/ghostfleet/fleet/watch"
 	"github.com/ghostfleet/ghostfleet/metrics"
 	"github.com/ghostfleet/ghostfleet/metrics/poll"
@@ -99,6 +100,7 @@ func (o *consoleOptions) run(ctx context.Context) error {
 	info := tui.Info{Cluster: t.String()}
 	promURL := o.prometheusURL
 	pending := false // the fleet's Prometheus is still to be built
+	var versions binaries.Versions
 	if !t.Attached() {
 		st, err := fleet.UpState(t.Name)
 		if err != nil {
@@ -115,15 +117,15 @@ func (o *consoleOptions) run(ctx context.Context) error {
 			}
 		}
 		info = tui.Info{Cluster: t.Name, Kubernetes: st.Versions.Kubernetes, Kwok: st.Versions.Kwok, Profile: st.Profile, Created: st.Created}
-		promURL, pending = st.PrometheusURL(), st.PrometheusPending
+		promURL, pending, versions = st.PrometheusURL(), st.PrometheusPending, st.Versions
 	}
 	cs, err := t.Clientset(false)
 	if err != nil {
 		return err
 	}
 	prom, why := reachablePrometheus(ctx, promURL)
-	if pending {
-		why = "not built yet (`ghostfleet up` builds it)"
+	if pending { // whatever answers on its port is not the fleet's
+		prom, why = nil, "not built yet (`ghostfleet up` builds it)"
 	}
 	color := os.Getenv("NO_COLOR") == "" && isTerminal(o.streams.Out)
 	cfg := tui.Config{Info: info, Theme: tui.NewTheme(color), Actions: o.actions(), Inspect: watch.NewInspector(cs)}
@@ -161,12 +163,14 @@ func (o *consoleOptions) run(ctx context.Context) error {
 			why = "Prometheus is not built yet (it builds in the background)"
 		}
 		fmt.Fprintf(o.streams.ErrOut, "%s: scraping the components' /metrics directly\n", why)
-		src = metrics.StartLive(ctx, eps, 15*time.Second, 15*time.Minute)
+		liveCtx, stopLive := context.WithCancel(ctx)
+		defer stopLive()
+		src = metrics.StartLive(liveCtx, eps, 15*time.Second, 15*time.Minute)
 		cfg.Info.Metrics = "direct scrape"
 		if pending {
-			h := &handover{src: src, name: cfg.Info.Metrics}
+			h := &handover{src: src, name: cfg.Info.Metrics, stop: stopLive}
 			src = h
-			wait := addPrometheusLater(ctx, t.Name, h)
+			wait := addPrometheusLater(ctx, t.Name, versions, h)
 			defer func() { // before the deferred cancel: stop the build, then wait for it
 				cancel()
 				wait()

@@ -30,6 +30,7 @@ type handover struct {
 	name     string
 	building time.Time     // when the build started; zero when none runs
 	estimate time.Duration // the build's typical time
+	stop     func()        // stops the first source once another takes over
 }
 
 func (h *handover) current() poll.RangeSource {
@@ -63,6 +64,10 @@ func (h *handover) set(src poll.RangeSource, name string) {
 	defer h.mu.Unlock()
 	if src != nil {
 		h.src = src
+		if h.stop != nil {
+			h.stop()
+			h.stop = nil
+		}
 	}
 	h.name, h.building = name, time.Time{}
 }
@@ -76,23 +81,39 @@ func (h *handover) report(e progress.Event) {
 	}
 }
 
-// addPrometheusLater builds fleet name's pending Prometheus, adds it and
-// hands the charts to it once it scrapes every target. It returns at
-// once; wait waits for it after ctx is cancelled (a quit stops the build;
-// nothing half-built is cached, and the fleet stays pending).
-func addPrometheusLater(ctx context.Context, name string, h *handover) (wait func()) {
+// addPrometheusLater builds fleet name's pending Prometheus (of its
+// pinned versions), adds it and hands the charts to it once it scrapes
+// every target. It returns at once; wait waits for it after ctx is
+// cancelled (a quit stops the build; nothing half-built is cached, and
+// the fleet stays pending).
+func addPrometheusLater(ctx context.Context, name string, versions binaries.Versions, h *handover) (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		fail := func(err error) {
-			if ctx.Err() == nil {
-				h.set(nil, "direct scrape (Prometheus not added: "+firstLine(err.Error())+"; `ghostfleet up` retries)")
+			if ctx.Err() != nil {
+				return
 			}
+			// Added all the same (its targets were slow, or an `up`
+			// elsewhere added it first): the charts go to it.
+			if st, serr := fleet.LoadState(name); serr == nil && !st.PrometheusPending {
+				if prom, perr := metrics.NewPrometheus(st.PrometheusURL()); perr == nil {
+					h.set(prom, "Prometheus")
+					return
+				}
+			}
+			h.set(nil, "direct scrape (Prometheus not added: "+firstLine(err.Error())+"; `ghostfleet up` retries)")
 		}
 		r, err := runs.Binaries{PrometheusFrom: os.Getenv(prometheusFromEnv)}.Resolver(h.report)
 		if err != nil {
 			fail(err)
 			return
+		}
+		r.Versions = versions
+		for _, b := range binaries.All { // the rest runs already
+			if b.Name != binaries.Prometheus {
+				r.Without = append(r.Without, b.Name)
+			}
 		}
 		set, err := r.Resolve(ctx)
 		if err != nil {

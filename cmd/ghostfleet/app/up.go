@@ -87,7 +87,7 @@ instead, in seconds), create GhostFleet's cluster with kwok's binary runtime, wa
 kube-apiserver /readyz and for Prometheus to scrape every component, and
 scale the fleet to --nodes fake GPU nodes. With --prometheus-later, a
 Prometheus that has to be built is left out and the fleet comes up without
-it, its port kept; the console (` + "`ghostfleet`" + ` brings a fleet up this way)
+it, its port recorded for it; the console (` + "`ghostfleet`" + ` brings a fleet up this way)
 builds it in the background while it reads the components' /metrics
 itself, and ` + "`ghostfleet up`" + ` run again builds and starts it in the foreground.
 
@@ -136,7 +136,7 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
 	fs.StringVar(&o.profileFile, "profile-file", "", "control-plane settings from your own ComponentProfile YAML `FILE` (the format of: ghostfleet profile show default)")
 	fs.StringArrayVar(&o.stageFiles, "stage-file", nil, "kwok Stage YAML `FILE` to install besides GhostFleet's stages (one named like a built-in replaces it), repeatable; the built-in ones: ghostfleet profile show stages")
 	fs.IntVar(&o.prometheusPort, "prometheus-port", fleet.DefaultPrometheusPort, "port of the fleet's Prometheus on 127.0.0.1 (0: no Prometheus; snapshots then scrape the components directly)")
-	fs.BoolVar(&o.prometheusLater, "prometheus-later", false, "if Prometheus has to be built, bring the fleet up without it (its port kept) and build it afterwards: in the console's background, or by `up` run again")
+	fs.BoolVar(&o.prometheusLater, "prometheus-later", false, "if Prometheus has to be built, bring the fleet up without it (its port recorded for it) and build it afterwards: in the console's background, or by `up` run again")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show kwokctl's log lines")
 	fs.BoolVar(&o.metricsServer, "metrics-server", false, "run metrics-server (built from its pinned module on first use) serving metrics.k8s.io from every pod's emulated CPU and memory usage: kubectl top, HPAs, `ghostfleet usage set`")
 	o.autoscale.add(fs)
