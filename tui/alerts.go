@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/metrics/poll"
@@ -125,11 +126,16 @@ func (s *sloStrip) alertLines(w, n int) []string {
 		if a.Good() {
 			style, mark = s.th.Good, "✓ "
 		}
-		more := wrap(style, mark+a.Text(), w+2)
+		// The mark and the text's first w columns, then the rest indented
+		// under it: every line fits w (the box cuts a wider one).
+		first, rest, _ := strings.Cut(ansi.Wrap(mark+a.Text(), w, ""), "\n")
+		more := []string{style.Render(strings.TrimRight(first, " "))}
+		if rest = strings.TrimSpace(strings.ReplaceAll(rest, "\n", " ")); rest != "" {
+			more = append(more, wrapUpTo(style, rest, w, 2)...)
+		}
 		if len(lines)+len(more) > n {
 			break
 		}
-		more[0] = strings.TrimPrefix(more[0], "  ") // the mark, then the text indented under it
 		lines = append(lines, more...)
 	}
 	return lines

@@ -47,9 +47,6 @@ func thousands(n int64) string {
 
 func pad(s string, w int) string { return s + strings.Repeat(" ", max(0, w-len(s))) }
 
-// wrap indents s by two and wraps it into at most three lines of w.
-func wrap(style lipgloss.Style, s string, w int) []string { return wrapUpTo(style, s, w, 3) }
-
 // wrapUpTo indents s by two and wraps it into at most most lines of w,
 // words first, a path or a long word broken where it must; a text cut
 // short ends in "…", so a verdict never reads as whole when it is not.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
 	"github.com/ghostfleet/ghostfleet/metrics/poll"
@@ -165,5 +166,28 @@ func TestGoldenFrameSLOBreach(t *testing.T) {
 			m.Update(metricsMsg(met))
 			golden(t, fmt.Sprintf("plain-%dx%d-slo-breach", sz.w, sz.h), m.View())
 		})
+	}
+}
+
+// An alert wrapped into the activity pane fits its width on every line:
+// the box cuts a wider line with "…", and a long series name (PATCH
+// nodes/status) lost "oad" of "during load 600×1" that way.
+func TestAlertLinesFitThePane(t *testing.T) {
+	s := newSLOStrip(&shared{th: NewTheme(false)}, 1)
+	load := &run{id: 1, name: "load 600×1"}
+	t0 := time.Date(2026, 12, 1, 22, 8, 49, 0, time.Local)
+	m := metricsAt(t0, 0.1, 1.6)
+	m.API["sli-mutating-p99"] = poll.APILatency{Worst: []float64{0.1, 1.6}, Series: "PATCH nodes/status", Of: 8}
+	s.observe(m, []*run{load})
+	for _, w := range []int{20, 34, 36, 50} {
+		lines := s.alertLines(w, 4)
+		if len(lines) == 0 {
+			t.Fatalf("width %d: no alert lines", w)
+		}
+		for _, l := range lines {
+			if got := ansi.StringWidth(l); got > w {
+				t.Errorf("width %d: line %q is %d wide", w, l, got)
+			}
+		}
 	}
 }
