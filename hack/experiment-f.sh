@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Experiment F (docs/experiment-design.md): GPU faults and training jobs,
+# without and with gang scheduling. On a fresh 1,000-node fleet per
+# profile (`default`, then `gang`: the default profile plus
+# kube-scheduler's gang scheduling), RUNS times:
+#   1. `fault gpu-xid --nodes K --xid 79` takes K nodes out (tainted
+#      nvidia.com/gpu-health, one GPU less), chosen by seed i;
+#   2. `train --jobs JOBS` (8 pods × 8 GPUs each) needs more whole nodes
+#      than the healthy ones hold;
+#   3. HOLD seconds after the fault, `fault clear --all` recovers the
+#      nodes; train runs until every job runs (--stall 0), so its
+#      duration includes the recovery and its GPU-seconds held by partly
+#      started jobs the fault's cost.
+# Each train and fault writes its own results/ folder.
+#
+#   hack/experiment-f.sh [RUNS] [NODES]      (defaults: 3, 1000)
+#   K=50 JOBS=120 HOLD=60 hack/experiment-f.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+nodes=${2:-1000}
+k=${K:-50}
+jobs=${JOBS:-120}
+hold=${HOLD:-60}
+. hack/lib.sh
+gf_build
+name=gf-exp-f
+trap '"$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
+for profile in default gang; do
+	"$bin" --name "$name" clean >/dev/null 2>&1 || true
+	"$bin" --name "$name" up --profile "$profile" --nodes "$nodes"
+	for i in $(seq "$runs"); do
+		echo "== $profile, run $i of $runs: Xid 79 on $k nodes, $jobs jobs, cleared after ${hold}s"
+		"$bin" --name "$name" fault gpu-xid --nodes "$k" --xid 79 --seed "$i"
+		(sleep "$hold" && "$bin" --name "$name" fault clear --all) &
+		clearer=$!
+		"$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m || true
+		wait "$clearer"
+		"$bin" --name "$name" unload
+	done
+done
