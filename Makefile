@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 45m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-c
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-c experiment-e experiment-f
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -97,3 +97,14 @@ first-run:
 # Experiment C: binpack to 95 % under default and fast, three runs each.
 experiment-c:
 	hack/experiment-c.sh
+
+# Experiment E: the real ClusterLoader2 density test on 1,000 nodes under
+# default and tuned; GHOSTFLEET_CL2 names a clusterloader built from
+# perf-tests (docs/cl2.md).
+experiment-e:
+	hack/experiment-e.sh
+
+# Experiment F: Xid 79 on 50 nodes while 120 whole-node jobs arrive,
+# without and with gang scheduling, three runs each.
+experiment-f:
+	hack/experiment-f.sh
