@@ -3,7 +3,8 @@
 # density test (scenarios/density, 4 one-GPU pods per node, then one
 # latency pod per node) on 1,000 nodes, RUNS times under `default` and
 # RUNS times under `tuned`, one fresh fleet per profile. Each run writes
-# its own results/cl2-<time>/ folder. clusterloader is built from a
+# its own results/cl2-<time>/ folder, and a snapshot of its window
+# results/snapshot-<time>/ (report.html). clusterloader is built from a
 # perf-tests checkout (docs/cl2.md), never committed: pass its path.
 #
 #   GHOSTFLEET_CL2=/path/to/clusterloader hack/experiment-e.sh [RUNS] [NODES] [PROFILES]
@@ -17,13 +18,15 @@ profiles=${3:-default tuned}
 . hack/lib.sh
 gf_build
 name=gf-exp-e
-trap '"$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
+log=$(mktemp)
+trap 'rm -f "$log"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 for profile in $profiles; do
 	"$bin" --name "$name" clean >/dev/null 2>&1 || true
 	"$bin" --name "$name" up --profile "$profile" --nodes "$nodes"
 	for i in $(seq "$runs"); do
 		echo "== $profile, CL2 run $i of $runs"
-		"$bin" --name "$name" cl2 --binary "$cl2" || echo "== CL2 run $i failed (its run folder says why)"
+		"$bin" --name "$name" cl2 --binary "$cl2" 2>&1 | tee "$log" || echo "== CL2 run $i failed (its run folder says why)"
+		snapshot_of "$log" || true
 		"$bin" --name "$name" unload
 	done
 done

@@ -13,7 +13,8 @@
 #      includes the recovery, and its GPU-seconds held by partly started
 #      jobs are what the fault cost.
 # Each train and fault writes its own results/ folder (the clear's
-# record says when the recovery began).
+# record says when the recovery began), and each train a snapshot of its
+# window (results/snapshot-<time>/, report.html).
 #
 #   hack/experiment-f.sh [RUNS] [NODES]      (defaults: 3, 1000)
 #   K=50 JOBS=120 SETTLE=30 hack/experiment-f.sh
@@ -27,19 +28,22 @@ settle=${SETTLE:-30}
 . hack/lib.sh
 gf_build
 name=gf-exp-f
-trap '"$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
+clearer=
+log=$(mktemp)
+trap '[ -z "$clearer" ] || kill "$clearer" 2>/dev/null; rm -f "$log"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 # clear_when_settled: clears every fault once the fleet's allocated GPUs
-# have not changed for $settle seconds (and some are allocated).
+# have not changed for $settle seconds (and some are allocated); a
+# status that fails counts as no reading, never as settled.
 clear_when_settled() {
 	local last=-1 same=0 now
 	while [ "$same" -lt "$settle" ]; do
 		sleep 5
 		now=$("$bin" --name "$name" status -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpus"]["allocated"])') || now=-2
-		if [ "$now" = "$last" ] && [ "$now" != 0 ]; then same=$((same + 5)); else same=0; fi
+		if [ "$now" = "$last" ] && [ "$now" != 0 ] && [ "$now" != -2 ]; then same=$((same + 5)); else same=0; fi
 		last=$now
 	done
 	echo "== settled at $now GPUs allocated: clearing"
-	"$bin" --name "$name" fault clear --all
+	"$bin" --name "$name" fault clear --all || { echo "== fault clear failed: the nodes stay faulted" >&2; return 1; }
 }
 for profile in default gang; do
 	"$bin" --name "$name" clean >/dev/null 2>&1 || true
@@ -49,8 +53,18 @@ for profile in default gang; do
 		"$bin" --name "$name" fault gpu-xid --nodes "$k" --xid 79 --seed "$i"
 		clear_when_settled &
 		clearer=$!
-		"$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m || true
-		wait "$clearer"
+		# train ends when every job runs, which needs the clear; if it
+		# fails or times out first, stop the clearer and clear here.
+		if "$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m 2>&1 | tee "$log"; then
+			wait "$clearer" || true
+			snapshot_of "$log" || true
+		else
+			echo "== train did not finish (its record says why): clearing"
+			kill "$clearer" 2>/dev/null || true
+			wait "$clearer" 2>/dev/null || true
+			"$bin" --name "$name" fault clear --all
+		fi
+		clearer=
 		"$bin" --name "$name" unload
 	done
 done

@@ -42,3 +42,12 @@ bare_control_plane() {
 		--kube-apiserver-binary "$set_dir/kube-apiserver" --kube-controller-manager-binary "$set_dir/kube-controller-manager" \
 		--kube-scheduler-binary "$set_dir/kube-scheduler" --etcd-binary "$set_dir/etcd" --kwok-controller-binary "$set_dir/kwok"
 }
+
+# snapshot_of LOG: the SLO snapshot (`ghostfleet snapshot --run`) of the
+# run whose text output LOG holds ("run record: …/<id>"), on fleet $name.
+snapshot_of() {
+	local id
+	id=$(sed -n 's|^run record: .*/||p' "$1" | tail -1)
+	[ -n "$id" ] || { echo "snapshot_of: no run record in $1" >&2; return 1; }
+	"$bin" --name "$name" snapshot --run "$id"
+}
