@@ -15,8 +15,7 @@ gf_build
 name=gf-exp-c
 trap '"$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 for profile in default fast; do
-	"$bin" --name "$name" clean >/dev/null 2>&1 || true
-	"$bin" --name "$name" up --profile "$profile" --nodes "$nodes"
+	fresh_fleet "$profile" "$nodes"
 	for i in $(seq "$runs"); do
 		echo "== $profile, run $i of $runs"
 		"$bin" --name "$name" binpack --fill 0.95 --seed 1

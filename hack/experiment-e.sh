@@ -21,8 +21,7 @@ name=gf-exp-e
 log=$(mktemp)
 trap 'rm -f "$log"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 for profile in $profiles; do
-	"$bin" --name "$name" clean >/dev/null 2>&1 || true
-	"$bin" --name "$name" up --profile "$profile" --nodes "$nodes"
+	fresh_fleet "$profile" "$nodes"
 	for i in $(seq "$runs"); do
 		echo "== $profile, CL2 run $i of $runs"
 		"$bin" --name "$name" cl2 --binary "$cl2" 2>&1 | tee "$log" || echo "== CL2 run $i failed (its run folder says why)"

@@ -46,8 +46,7 @@ clear_when_settled() {
 	"$bin" --name "$name" fault clear --all || { echo "== fault clear failed: the nodes stay faulted" >&2; return 1; }
 }
 for profile in default gang; do
-	"$bin" --name "$name" clean >/dev/null 2>&1 || true
-	"$bin" --name "$name" up --profile "$profile" --nodes "$nodes"
+	fresh_fleet "$profile" "$nodes"
 	for i in $(seq "$runs"); do
 		echo "== $profile, run $i of $runs: Xid 79 on $k nodes, $jobs jobs, cleared once settled for ${settle}s"
 		"$bin" --name "$name" fault gpu-xid --nodes "$k" --xid 79 --seed "$i"
