@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 45m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-c experiment-e experiment-f
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-d experiment-e experiment-f
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -94,9 +94,19 @@ attach-run: build
 first-run:
 	hack/first-run.sh
 
+# Experiment B's steady state: 2,000 pods at 20 pods/s onto a fleet holding
+# 6,000, judged against the pod startup SLO, three runs.
+experiment-b-steady:
+	hack/experiment-b-steady.sh
+
 # Experiment C: binpack to 95 % under default and fast, three runs each.
 experiment-c:
 	hack/experiment-c.sh
+
+# Experiment D: the churn knee by search, three rounds of default, tuned
+# and default without Prometheus, each on a fresh fleet.
+experiment-d:
+	hack/experiment-d.sh
 
 # Experiment E: the real ClusterLoader2 density test on 1,000 nodes under
 # default and tuned; GHOSTFLEET_CL2 names a clusterloader built from

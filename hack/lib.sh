@@ -52,10 +52,10 @@ snapshot_of() {
 	"$bin" --name "$name" snapshot --run "$id"
 }
 
-# fresh_fleet PROFILE NODES: fleet $name deleted if it exists, then brought
-# up anew with that profile and node count (one fresh fleet per profile,
-# as the experiments' methods ask).
+# fresh_fleet PROFILE NODES [UP-FLAGS...]: fleet $name deleted if it
+# exists, then brought up anew with that profile and node count (one fresh
+# fleet per profile, as the experiments' methods ask).
 fresh_fleet() {
 	"$bin" --name "$name" clean >/dev/null 2>&1 || true
-	"$bin" --name "$name" up --profile "$1" --nodes "$2"
+	"$bin" --name "$name" up --profile "$1" --nodes "$2" "${@:3}"
 }
