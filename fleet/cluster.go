@@ -66,8 +66,13 @@ func (s State) RunningVersions() binaries.Versions {
 	return v
 }
 
-// PrometheusURL is where the cluster's Prometheus answers.
+// PrometheusURL is where the cluster's Prometheus answers; empty for a
+// fleet up with --prometheus-port 0, which has none (runs then judge
+// without it, as on an attached cluster without --prometheus-url).
 func (s State) PrometheusURL() string {
+	if s.PrometheusPort == 0 {
+		return ""
+	}
 	return "http://" + net.JoinHostPort(BindAddress, strconv.Itoa(s.PrometheusPort))
 }
 

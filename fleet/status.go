@@ -109,7 +109,9 @@ func GetStatus(ctx context.Context, t Target, prometheusURL string) (Status, err
 		autoscaler = state.Autoscaler
 		st.Profile = state.Profile
 		prometheusURL = state.PrometheusURL()
-		st.Prometheus.Version = state.RunningVersions().Prometheus
+		if prometheusURL != "" { // a fleet up with --prometheus-port 0 runs none
+			st.Prometheus.Version = state.RunningVersions().Prometheus
+		}
 		st.Prometheus.Pending = state.PrometheusPending
 	}
 	st.Prometheus.URL = prometheusURL

@@ -209,7 +209,7 @@ func (o *consoleOptions) run(ctx context.Context) error {
 // reachablePrometheus returns the Prometheus at url if it answers, or why not.
 func reachablePrometheus(ctx context.Context, url string) (*metrics.Prometheus, string) {
 	if url == "" {
-		return nil, "no Prometheus (pass --prometheus-url)"
+		return nil, "no Prometheus (attached: pass --prometheus-url; a fleet up with --prometheus-port 0 has none)"
 	}
 	p, err := metrics.NewPrometheus(url)
 	if err == nil {

@@ -103,7 +103,7 @@ func printStatus(w io.Writer, st fleet.Status) {
 	fmt.Fprintln(w, ":")
 	switch {
 	case st.Prometheus.URL == "":
-		fmt.Fprintln(w, "  (none: pass --prometheus-url for an attached cluster)")
+		fmt.Fprintln(w, "  (none: a fleet up with --prometheus-port 0; attached, pass --prometheus-url)")
 	case st.Prometheus.Pending:
 		fmt.Fprintf(w, "  %s — not built yet: the fleet came up first; `ghostfleet up` builds and starts it\n", st.Prometheus.URL)
 	case !st.Prometheus.Reachable:

@@ -326,9 +326,12 @@ func printAccess(out interface{ Write([]byte) (int, error) }, t fleet.Target, s 
 		fmt.Fprintf(out, "  profile:    %s: %s\n", p.Name, p.Description)
 	}
 	fmt.Fprintf(out, "  kubeconfig: %s\n", t.Kubeconfig)
-	if s.PrometheusPending {
+	switch {
+	case s.PrometheusURL() == "":
+		fmt.Fprintln(out, "  prometheus: none (--prometheus-port 0: snapshots scrape the components directly)")
+	case s.PrometheusPending:
 		fmt.Fprintf(out, "  prometheus: %s, not built yet: the console builds it in the background, `ghostfleet up` in the foreground\n", s.PrometheusURL())
-	} else {
+	default:
 		fmt.Fprintf(out, "  prometheus: %s\n", s.PrometheusURL())
 	}
 	fmt.Fprintf(out, "  try:        kubectl --kubeconfig %s get nodes -L nvidia.com/gpu.product\n", t.Kubeconfig)
