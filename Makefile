@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 45m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-d experiment-e experiment-f
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-d experiment-d-sustain experiment-e experiment-f
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -107,6 +107,11 @@ experiment-c:
 # and default without Prometheus, each on a fresh fleet.
 experiment-d:
 	hack/experiment-d.sh
+
+# Experiment D held: churn at 50 pods/s for ten minutes under default
+# and tuned, each on a fresh fleet, with a snapshot of the window.
+experiment-d-sustain:
+	hack/experiment-d-sustain.sh
 
 # Experiment E: the real ClusterLoader2 density test on 1,000 nodes under
 # default and tuned; GHOSTFLEET_CL2 names a clusterloader built from

@@ -474,7 +474,16 @@ func WaitReady(ctx context.Context, name string, state State, report progress.Fu
 			return err
 		}
 	}
-
+	// So does metrics-server: started again now if it has.
+	if state.MetricsServer {
+		conf, err := fleetConfig(ctx, name)
+		if err != nil {
+			return err
+		}
+		if err := ensureMetricsServer(ctx, name, int(conf.Options.MetricsServerPort), report); err != nil {
+			return err
+		}
+	}
 	return waitTargets(ctx, state, report)
 }
 
@@ -509,7 +518,11 @@ func waitTargets(ctx context.Context, state State, report progress.Func) error {
 	if err != nil {
 		for _, t := range last {
 			if !t.Up() {
-				report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("target %s (%s) is %s: %s", t.Job, t.URL, t.Health, t.LastError)})
+				msg := fmt.Sprintf("target %s (%s) is %s: %s", t.Job, t.URL, t.Health, t.LastError)
+				if _, ok := componentPID(state.Name, t.Job); ok && !componentAlive(state.Name, t.Job) {
+					msg += fmt.Sprintf("; its process has exited: %s (its log: %s)", lastLogLine(state.Name, t.Job), componentLog(state.Name, t.Job))
+				}
+				report(progress.Event{Kind: progress.Warn, Message: msg})
 			}
 		}
 		return fmt.Errorf("prometheus targets did not all come up: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	kwokclient "sigs.k8s.io/kwok/pkg/client/clientset/versioned"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ghostfleet/ghostfleet/fleet/binaries"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 )
 
@@ -103,6 +105,9 @@ func InstallMetricsServer(ctx context.Context, name string, report progress.Func
 	if err != nil {
 		return err
 	}
+	if err := ensureMetricsServer(ctx, name, port, report); err != nil {
+		return err
+	}
 	done := progress.Step(report, "metrics-server", fmt.Sprintf("connecting metrics-server (127.0.0.1:%d) as metrics.k8s.io, with emulated CPU and memory usage", port), 20*time.Second)
 	defer done()
 	if err := InstallUsage(ctx, kc); err != nil {
@@ -139,6 +144,34 @@ func InstallMetricsServer(ctx context.Context, name string, report progress.Func
 		return fmt.Errorf("metrics-server did not become available as %s: %w (last: %s; its log: kwokctl --name %s logs metrics-server)", MetricsAPIService, err, last, name)
 	}
 	return nil
+}
+
+// ensureMetricsServer waits for the fleet's metrics-server to listen on
+// 127.0.0.1:port and starts it again if it has exited. metrics-server
+// reads the apiserver's extension-apiserver-authentication ConfigMap when
+// it starts and exits if the apiserver does not answer; kwokctl starts it
+// beside the apiserver, and on a loaded machine the apiserver is often
+// not answering yet (the process is also gone after a crash or a kill).
+// Call it once the apiserver's /readyz is ok.
+func ensureMetricsServer(ctx context.Context, name string, port int, report progress.Func) error {
+	addr := net.JoinHostPort(BindAddress, strconv.Itoa(port))
+	exited := false
+	err := poll(ctx, time.Minute, func() (bool, error) {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			return true, c.Close()
+		}
+		exited = !componentAlive(name, binaries.MetricsServer)
+		return exited, nil
+	})
+	if err != nil {
+		return fmt.Errorf("metrics-server runs but does not listen on %s: %w (its log: %s)", addr, err, componentLog(name, binaries.MetricsServer))
+	}
+	if !exited {
+		return nil
+	}
+	report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("metrics-server had exited (its log's last line: %s): starting it again", lastLogLine(name, binaries.MetricsServer))})
+	_, err = RestartComponent(ctx, name, binaries.MetricsServer, time.Minute)
+	return err
 }
 
 // apiServiceAvailable reads an APIService's Available condition.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,6 +123,35 @@ func TestUsageThroughMetricsServer(t *testing.T) {
 			return podUsage(ctx, cs, ns, 4, "800m", "2Gi")
 		})
 		t.Logf("the metrics API reported the set usage %.1fs after usage set", time.Since(set).Seconds())
+	})
+
+	// metrics-server exits when the apiserver does not answer as it
+	// starts (kwokctl starts both together): `up` starts it again, and
+	// so does `up` on a fleet whose metrics-server was killed.
+	t.Run("up again brings back a killed metrics-server", func(t *testing.T) {
+		pids, err := fleet.PIDs(usageCluster)
+		if err != nil || pids["metrics-server"] == 0 {
+			t.Fatalf("pids %v, %v", pids, err)
+		}
+		if err := syscall.Kill(pids["metrics-server"], syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, ctx, "status to see metrics-server down", func() error {
+			if running(t, ctx, usageCluster)["metrics-server"] {
+				return fmt.Errorf("metrics-server still runs")
+			}
+			return nil
+		})
+		r := ghostfleet(t, ctx, "up", "--name", usageCluster, "--metrics-server")
+		if r.code != 0 {
+			t.Fatalf("up again: exit %d: %s", r.code, r.errOut)
+		}
+		if !running(t, ctx, usageCluster)["metrics-server"] {
+			t.Fatalf("status says metrics-server is down after up: %s", r.errOut)
+		}
+		eventually(t, ctx, "pod metrics after metrics-server came back", func() error {
+			return podUsage(ctx, cs, ns, 4, "800m", "2Gi")
+		})
 	})
 }
 
