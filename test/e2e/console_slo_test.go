@@ -81,7 +81,6 @@ func waitForIdleSLOs(t *testing.T, ctx context.Context, bin string) {
 // removes the fleet's workloads first and after.
 func consoleStepSLOBreach(t *testing.T, ctx context.Context, x tmux, results string) {
 	t.Helper()
-	ghostfleet(t, ctx, "unload", "--name", consoleCluster)
 	strip := func(s string) string {
 		for _, l := range strings.Split(s, "\n") {
 			if strings.HasPrefix(l, "SLOs") {
@@ -90,25 +89,41 @@ func consoleStepSLOBreach(t *testing.T, ctx context.Context, x tmux, results str
 		}
 		return ""
 	}
-	deadline := time.Now().Add(7 * time.Minute)
-	for {
-		l := strip(x.screen())
-		if l != "" && !strings.Contains(l, "✗") && !strings.Contains(l, "waiting") {
+	// A burst of 600 pods puts some calls of a class past 50 ms on this
+	// kind of machine most of the time, not every time (one CI run saw a
+	// whole load stay under): a load that ends without a breach is
+	// removed, and once the strip is clear again it is started once
+	// more. Each attempt must still log the breach while its load runs.
+	var s string
+	for attempt := 1; ; attempt++ {
+		ghostfleet(t, ctx, "unload", "--name", consoleCluster)
+		deadline := time.Now().Add(7 * time.Minute)
+		for {
+			l := strip(x.screen())
+			if l != "" && !strings.Contains(l, "✗") && !strings.Contains(l, "waiting") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("an SLO stayed breached on an idle fleet:\n%s", x.screen())
+			}
+			time.Sleep(2 * time.Second)
+		}
+		x.keys("l")
+		x.waitFor(10*time.Second, "Load: N pods of G GPUs")
+		x.keys("C-u", "600", "Enter")
+		x.waitFor(30*time.Second, "running: load")
+		// The pane wraps the alert where its width says (a long series
+		// name pushes "load 600×1" to the next line): "during" is in the
+		// alert alone, and alerts.json below names the run exactly.
+		s = x.waitForAny(4*time.Minute, " during ", " · idle · ")
+		if strings.Contains(s, " during ") {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("an SLO stayed breached on an idle fleet:\n%s", x.screen())
+		if attempt == 2 {
+			t.Fatalf("two loads of 600×1 ran to the end without a breach logged during them:\n%s", s)
 		}
-		time.Sleep(2 * time.Second)
+		t.Logf("load %d of 600×1 ended without an SLO breach; removing it and loading again", attempt)
 	}
-
-	x.keys("l")
-	x.waitFor(10*time.Second, "Load: N pods of G GPUs")
-	x.keys("C-u", "600", "Enter")
-	// The pane wraps the alert where its width says (a long series name
-	// pushes "load 600×1" to the next line): "during" is in the alert
-	// alone, and alerts.json below names the run exactly.
-	s := x.waitFor(4*time.Minute, " during ")
 	if l := strip(s); !strings.Contains(l, "✗") {
 		t.Errorf("the activity pane logged a breach the strip does not show: %q", l)
 	}

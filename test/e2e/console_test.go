@@ -35,6 +35,25 @@ func (x tmux) keys(keys ...string) { x.run(append([]string{"send-keys", "-t", x.
 
 func (x tmux) screen() string { return x.run("capture-pane", "-p", "-t", x.session) }
 
+// waitForAny polls the screen until one of want appears, or fails
+// showing it.
+func (x tmux) waitForAny(timeout time.Duration, want ...string) string {
+	x.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s := x.screen()
+		for _, w := range want {
+			if strings.Contains(s, w) {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("after %s the console shows none of %q:\n%s", timeout, want, s)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // waitFor polls the screen until every want appears, or fails showing it.
 func (x tmux) waitFor(timeout time.Duration, want ...string) string {
 	x.t.Helper()
