@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/ghostfleet
-E2E_TIMEOUT ?= 45m
+E2E_TIMEOUT ?= 55m
 
 .PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-d experiment-d-sustain experiment-e experiment-f
 
