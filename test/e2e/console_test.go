@@ -35,46 +35,49 @@ func (x tmux) keys(keys ...string) { x.run(append([]string{"send-keys", "-t", x.
 
 func (x tmux) screen() string { return x.run("capture-pane", "-p", "-t", x.session) }
 
-// waitForAny polls the screen until one of want appears, or fails
-// showing it.
-func (x tmux) waitForAny(timeout time.Duration, want ...string) string {
+// pollScreen polls the screen every 500 ms until missing returns "" for
+// it, or fails after timeout with the screen and what missing said.
+func (x tmux) pollScreen(timeout time.Duration, missing func(screen string) string) string {
 	x.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		s := x.screen()
-		for _, w := range want {
-			if strings.Contains(s, w) {
-				return s
-			}
+		m := missing(s)
+		if m == "" {
+			return s
 		}
 		if time.Now().After(deadline) {
-			x.t.Fatalf("after %s the console shows none of %q:\n%s", timeout, want, s)
+			x.t.Fatalf("after %s the console %s:\n%s", timeout, m, s)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 }
 
+// waitForAny polls the screen until one of want appears, or fails
+// showing it.
+func (x tmux) waitForAny(timeout time.Duration, want ...string) string {
+	x.t.Helper()
+	return x.pollScreen(timeout, func(s string) string {
+		for _, w := range want {
+			if strings.Contains(s, w) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("shows none of %q", want)
+	})
+}
+
 // waitFor polls the screen until every want appears, or fails showing it.
 func (x tmux) waitFor(timeout time.Duration, want ...string) string {
 	x.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := x.screen()
-		missing := ""
+	return x.pollScreen(timeout, func(s string) string {
 		for _, w := range want {
 			if !strings.Contains(s, w) {
-				missing = w
-				break
+				return fmt.Sprintf("does not show %q", w)
 			}
 		}
-		if missing == "" {
-			return s
-		}
-		if time.Now().After(deadline) {
-			x.t.Fatalf("after %s the console does not show %q:\n%s", timeout, missing, s)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 // TestConsole drives the real console in tmux on a real fleet: start a
