@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-d experiment-d-sustain experiment-e experiment-f
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-d experiment-d-sustain experiment-e experiment-f experiment-f-breaks
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -123,3 +123,6 @@ experiment-e:
 # without and with gang scheduling, three runs each.
 experiment-f:
 	hack/experiment-f.sh
+
+experiment-f-breaks:
+	hack/experiment-f-breaks.sh

@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -116,6 +117,11 @@ type Spec struct {
 	Seed   int64 `json:"seed,omitempty"`
 	// Xid is gpu-xid's error number (default 79).
 	Xid int `json:"xid,omitempty"`
+	// FailPods, for gpu-xid, nvlink and rdma, also ends the pods running
+	// on the faulted nodes (their containers exit with code 1 and the
+	// fault's message, as a CUDA or NCCL error ends a training worker),
+	// besides marking the nodes.
+	FailPods bool `json:"failPods,omitempty"`
 
 	// Pod faults.
 	ExitCode  int           `json:"exitCode"`
@@ -131,11 +137,12 @@ type Spec struct {
 
 // nodeParams is a node fault's Spec without the pod fields.
 type nodeParams struct {
-	Kind   Kind  `json:"kind"`
-	Nodes  int   `json:"nodes"`
-	Random bool  `json:"random,omitempty"`
-	Seed   int64 `json:"seed,omitempty"`
-	Xid    int   `json:"xid,omitempty"`
+	Kind     Kind  `json:"kind"`
+	Nodes    int   `json:"nodes"`
+	Random   bool  `json:"random,omitempty"`
+	Seed     int64 `json:"seed,omitempty"`
+	Xid      int   `json:"xid,omitempty"`
+	FailPods bool  `json:"failPods,omitempty"`
 }
 
 // DefaultXid is gpu-xid's error when none is given: fallen off the bus.
@@ -164,6 +171,9 @@ func (s *Spec) Validate() error {
 		} else if s.Xid != 0 {
 			return fmt.Errorf("--xid applies to gpu-xid only, not %s", s.Kind)
 		}
+		if s.FailPods && s.Kind == NodeDown {
+			return fmt.Errorf("--fail-pods does not apply to node-down: a down node's pods are evicted by the node lifecycle controller, after their toleration")
+		}
 		return nil
 	}
 	switch {
@@ -187,8 +197,8 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("--selector %q is not a label selector: %v", s.Selector, err)
 		}
 	}
-	if s.Nodes != 0 || s.Random || s.Xid != 0 {
-		return fmt.Errorf("--nodes, --seed and --xid apply to node faults, not pod-exit")
+	if s.Nodes != 0 || s.Random || s.Xid != 0 || s.FailPods {
+		return fmt.Errorf("--nodes, --seed, --xid and --fail-pods apply to node faults, not pod-exit")
 	}
 	return nil
 }
@@ -247,7 +257,7 @@ func Apply(ctx context.Context, c Clients, spec Spec) (record.Record, error) {
 	now := time.Now().UTC()
 	rec := record.Record{Kind: RecordKind, Started: now, Ended: now, Params: spec}
 	if spec.Kind != PodExit {
-		rec.Params = nodeParams{Kind: spec.Kind, Nodes: spec.Nodes, Random: spec.Random, Seed: spec.Seed, Xid: spec.Xid}
+		rec.Params = nodeParams{Kind: spec.Kind, Nodes: spec.Nodes, Random: spec.Random, Seed: spec.Seed, Xid: spec.Xid, FailPods: spec.FailPods}
 	}
 	var (
 		res Result
@@ -389,7 +399,37 @@ func applyNodes(ctx context.Context, c Clients, spec Spec) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("marking %d nodes: %w (`ghostfleet fault clear %s` undoes what was done)", len(chosen), err, kind)
 	}
+	if spec.FailPods {
+		f, _ := fleet.LookupConditionFault(kind)
+		message := cmp.Or(annotations[fleet.FaultAnnotation(kind, "message")], f.Message)
+		return failPodsOn(ctx, c, res, message, time.Now().UTC())
+	}
 	return res, nil
+}
+
+// failPodsOn ends the pods running or pending on res's nodes, except
+// DaemonSet pods (a node's agents, not its workload): their containers
+// exit with code 1 and message.
+func failPodsOn(ctx context.Context, c Clients, res Result, message string, now time.Time) (Result, error) {
+	live, _, err := fleet.LivePodsOnFakeNodes(ctx, c.Kube, "", "")
+	if err != nil {
+		return res, fmt.Errorf("the nodes are marked, but their pods were not failed: %w", err)
+	}
+	on := map[string]bool{}
+	for _, n := range res.Nodes {
+		on[n] = true
+	}
+	var pods []corev1.Pod
+	for _, p := range live {
+		if on[p.Spec.NodeName] && !ownedByDaemonSet(p) {
+			pods = append(pods, p)
+		}
+	}
+	return markPods(ctx, c, pods, Spec{Kind: PodExit, ExitCode: 1, Message: message}, now, res)
+}
+
+func ownedByDaemonSet(p corev1.Pod) bool {
+	return slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" })
 }
 
 func hasGPUHealthTaint(n *corev1.Node) bool {
@@ -474,6 +514,12 @@ func applyPods(ctx context.Context, c Clients, spec Spec, now time.Time) (Result
 	if err := ensureStages(ctx, c); err != nil {
 		return res, err
 	}
+	return markPods(ctx, c, pods, spec, now, res)
+}
+
+// markPods marks pods with spec's pod-exit fault, counting the ones
+// marked into res.
+func markPods(ctx context.Context, c Clients, pods []corev1.Pod, spec Spec, now time.Time, res Result) (Result, error) {
 	kind := podKind(spec.Init)
 	notBefore, notAfter := now.Add(spec.Delay), now.Add(spec.Delay+spec.Jitter)
 	res.NotBefore, res.NotAfter = &notBefore, &notAfter

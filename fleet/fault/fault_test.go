@@ -53,7 +53,9 @@ func TestValidate(t *testing.T) {
 		{Spec{Kind: PodExit, ExitCode: 3}, "pod-exit needs --namespace or --selector"},
 		{Spec{Kind: PodExit, ExitCode: 3, Selector: "a in (b"}, `--selector "a in (b" is not a label selector`},
 		{Spec{Kind: PodExit, ExitCode: 3, Namespace: "a", Reason: "two words"}, `--reason "two words" is not allowed`},
-		{Spec{Kind: PodExit, ExitCode: 3, Namespace: "a", Nodes: 2}, "--nodes, --seed and --xid apply to node faults"},
+		{Spec{Kind: PodExit, ExitCode: 3, Namespace: "a", Nodes: 2}, "--nodes, --seed, --xid and --fail-pods apply to node faults"},
+		{Spec{Kind: PodExit, ExitCode: 3, Namespace: "a", FailPods: true}, "--nodes, --seed, --xid and --fail-pods apply to node faults"},
+		{Spec{Kind: NodeDown, Nodes: 1, FailPods: true}, "--fail-pods does not apply to node-down"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -143,6 +145,42 @@ func TestApplyGPUFaultMarksAndTaintsExactlyTheChosenNodes(t *testing.T) {
 	}
 	if !slices.ContainsFunc(n1.Spec.Taints, func(t corev1.Taint) bool { return t.Key == fleet.TaintFake }) {
 		t.Error("clear removed kwok's own taint")
+	}
+}
+
+// --fail-pods ends the workers on the faulted nodes, and only them: not
+// their DaemonSet pods, not the pods of other nodes.
+func TestApplyFailPodsEndsTheWorkersOnTheFaultedNodes(t *testing.T) {
+	ctx := context.Background()
+	objs := fleetNodes(3)
+	pod := func(name string, node int, owner string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "gf-train"},
+			Spec:   corev1.PodSpec{NodeName: fleet.NodeName(node), Containers: []corev1.Container{{Name: "gpu"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		if owner != "" {
+			p.OwnerReferences = []metav1.OwnerReference{{Kind: owner, Name: "x", APIVersion: "apps/v1"}}
+		}
+		return p
+	}
+	objs = append(objs, pod("w0", 0, "Job"), pod("agent0", 0, "DaemonSet"), pod("w1", 1, ""), pod("w2", 2, "Job"))
+	c := clients(objs...)
+	rec, err := Apply(ctx, c, Spec{Kind: GPUXid, Nodes: 2, FailPods: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := rec.Result.(Result); res.Pods != 2 || len(res.Nodes) != 2 || rec.Params.(nodeParams).FailPods != true {
+		t.Fatalf("result %+v, params %+v", res, rec.Params)
+	}
+	for name, want := range map[string]bool{"w0": true, "agent0": false, "w1": true, "w2": false} {
+		p, _ := c.Kube.CoreV1().Pods("gf-train").Get(ctx, name, metav1.GetOptions{})
+		marked := p.Labels[fleet.FaultLabel(fleet.FaultPodExit)] == fleet.FaultActive
+		if marked != want {
+			t.Errorf("pod %s marked %v, want %v", name, marked, want)
+		}
+		if marked && (p.Annotations[fleet.FaultAnnotation(fleet.FaultPodExit, "exit-code")] != "1" ||
+			p.Annotations[fleet.FaultAnnotation(fleet.FaultPodExit, "message")] != "Xid 79: GPU has fallen off the bus") {
+			t.Errorf("pod %s annotations %v", name, p.Annotations)
+		}
 	}
 }
 

@@ -92,7 +92,7 @@ func TestFaultValidate(t *testing.T) {
 		{FaultOptions{fault.Spec{Kind: fault.PodExit, ExitCode: 3}}, "pod-exit needs --namespace or --selector (or both) to say which pods fail"},
 		{FaultOptions{fault.Spec{Kind: fault.PodExit, ExitCode: 3, Namespace: "a", Reason: "NCCL failed"}}, `--reason "NCCL failed" is not allowed: one word (CamelCase, like NCCLTestFailed), at most 256 characters`},
 		{FaultOptions{fault.Spec{Kind: fault.PodExit, ExitCode: 3, Selector: "app in ("}}, `--selector "app in (" is not a label selector`},
-		{FaultOptions{fault.Spec{Kind: fault.PodExit, ExitCode: 3, Namespace: "a", Nodes: 2}}, "--nodes, --seed and --xid apply to node faults, not pod-exit"},
+		{FaultOptions{fault.Spec{Kind: fault.PodExit, ExitCode: 3, Namespace: "a", Nodes: 2}}, "--nodes, --seed, --xid and --fail-pods apply to node faults, not pod-exit"},
 	}
 	for _, tc := range tests {
 		err := tc.o.Validate()

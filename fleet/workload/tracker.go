@@ -25,22 +25,24 @@ import (
 //     its run and watch points both from this one event (its run_to_watch
 //     is 0 by construction), and kwok's container startedAt has only
 //     whole seconds, so GhostFleet reports no run→watch phase.
+//   - ended: when the watch first saw the pod Failed or Succeeded, being
+//     deleted (an eviction, a Job replacing it) or gone (ms).
 type podTimes struct {
-	created, scheduled, watched time.Time
-	createdBySend               bool
-	unschedulable, failed       bool
-	reason                      string // the scheduler's message when unschedulable
-	group                       string
-	node                        string
+	created, scheduled, watched, ended time.Time
+	createdBySend                      bool
+	unschedulable, failed              bool
+	reason                             string // the scheduler's message when unschedulable
+	group                              string
+	node                               string
 }
 
 // PodTimes is one tracked pod: its group (the value of the tracker's
-// group label), node, and when it was created, bound and seen running
-// (zero when not yet).
+// group label), node, and when it was created, bound, seen running and
+// seen ending (zero when not yet).
 type PodTimes struct {
-	Group                       string
-	Node                        string
-	Created, Scheduled, Running time.Time
+	Group                              string
+	Node                               string
+	Created, Scheduled, Running, Ended time.Time
 }
 
 // Tracker follows a workload's pods through a watch and keeps only their
@@ -58,9 +60,10 @@ type Tracker struct {
 	done       chan struct{}
 }
 
-// Counts is how many tracked pods reached each state.
+// Counts is how many tracked pods reached each state; Ended counts the
+// pods seen running that have since ended.
 type Counts struct {
-	Seen, Scheduled, Running, Unschedulable, Failed int
+	Seen, Scheduled, Running, Unschedulable, Failed, Ended int
 }
 
 // Create-time sources, as Startup.CreateTime reports them.
@@ -108,7 +111,7 @@ func StartTracker(ctx context.Context, cs kubernetes.Interface, ns, selector, gr
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	for i := range list.Items {
-		t.observe(&list.Items[i])
+		t.observe(&list.Items[i], false)
 	}
 	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
@@ -132,8 +135,8 @@ func StartTracker(ctx context.Context, cs kubernetes.Interface, ns, selector, gr
 				if !ok {
 					return
 				}
-				if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type != watch.Deleted {
-					t.observe(pod)
+				if pod, ok := ev.Object.(*corev1.Pod); ok {
+					t.observe(pod, ev.Type == watch.Deleted)
 				}
 			}
 		}
@@ -149,7 +152,8 @@ func (t *Tracker) Stop() {
 	}
 }
 
-func (t *Tracker) observe(p *corev1.Pod) {
+// observe takes in a pod the watch delivered; gone says it was deleted.
+func (t *Tracker) observe(p *corev1.Pod, gone bool) {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -176,6 +180,10 @@ func (t *Tracker) observe(p *corev1.Pod) {
 		pt.watched = now
 	}
 	pt.failed = p.Status.Phase == corev1.PodFailed
+	ended := gone || p.DeletionTimestamp != nil || pt.failed || p.Status.Phase == corev1.PodSucceeded
+	if ended && pt.ended.IsZero() {
+		pt.ended = now
+	}
 	pt.unschedulable = false
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
@@ -202,6 +210,9 @@ func (t *Tracker) Counts() Counts {
 		}
 		if pt.failed {
 			c.Failed++
+		}
+		if !pt.watched.IsZero() && !pt.ended.IsZero() {
+			c.Ended++
 		}
 	}
 	return c
@@ -291,7 +302,7 @@ func (t *Tracker) Pods() []PodTimes {
 	defer t.mu.Unlock()
 	out := make([]PodTimes, 0, len(t.pods))
 	for _, pt := range t.pods {
-		out = append(out, PodTimes{Group: pt.group, Node: pt.node, Created: pt.created, Scheduled: pt.scheduled, Running: pt.watched})
+		out = append(out, PodTimes{Group: pt.group, Node: pt.node, Created: pt.created, Scheduled: pt.scheduled, Running: pt.watched, Ended: pt.ended})
 	}
 	return out
 }

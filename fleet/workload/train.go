@@ -33,9 +33,12 @@ type TrainOptions struct {
 	// (one PodGroup per job, minCount = PodsPerJob): only on a fleet
 	// whose profile enables it. Topology, with Gang, keeps each job's
 	// pods within one value of that node label (see Gang.Topology).
-	Gang     bool          `json:"gang,omitempty"`
-	Topology string        `json:"topology,omitempty"`
-	Report   progress.Func `json:"-"`
+	Gang     bool   `json:"gang,omitempty"`
+	Topology string `json:"topology,omitempty"`
+	// Hold keeps watching the jobs this long once every one runs, so that
+	// what faults cost them meanwhile is measured (TrainResult's breaks).
+	Hold   time.Duration `json:"hold,omitempty"`
+	Report progress.Func `json:"-"`
 }
 
 // Validate checks the options.
@@ -81,6 +84,8 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
 	case o.Stall < 0:
 		return fmt.Errorf("stall %s is out of range: it must be 0 (never) or more", o.Stall)
+	case o.Hold < 0 || o.Hold > 24*time.Hour:
+		return fmt.Errorf("hold %s is out of range: allowed are 0 (end when every job runs) to 24h", o.Hold)
 	case o.Topology != "" && !o.Gang:
 		return fmt.Errorf("topology %s needs gang scheduling: it is a constraint of each job's PodGroup", o.Topology)
 	}
@@ -102,13 +107,30 @@ type TrainResult struct {
 	// PodsPerJob), Topology the node label its pods had to share.
 	Gang     bool   `json:"gang,omitempty"`
 	Topology string `json:"topology,omitempty"`
-	// JobsStarted have every pod running; JobsPartial some; JobsWaiting none.
+	// JobsStarted had every pod running at some point; of the others,
+	// JobsPartial have some running at the end, JobsWaiting none.
 	JobsStarted int `json:"jobsStarted"`
 	JobsPartial int `json:"jobsPartial"`
 	JobsWaiting int `json:"jobsWaiting"`
-	// StartLatency is, per started job, from its creation to its last pod
-	// running.
+	// StartLatency is, per started job, from its creation to the first
+	// moment all its pods ran.
 	StartLatency Percentiles `json:"startLatency"`
+	// Breaks: once started, a job is broken while fewer than all its
+	// workers run (one failed, was evicted or deleted, or its node went
+	// NotReady) until its replacements run. WorkersEnded counts the workers of started jobs
+	// that stopped; JobsBroken the jobs that broke at least once,
+	// JobsDown those still broken at the end. Recovery is, per break that
+	// ended, from the first worker lost to all running again (seconds).
+	// BrokenGPUSeconds is GPU time held by the running workers of broken
+	// jobs: without the missing worker they cannot take a step.
+	WorkersEnded     int         `json:"workersEnded"`
+	JobsBroken       int         `json:"jobsBroken"`
+	JobsDown         int         `json:"jobsDown"`
+	Recovery         Percentiles `json:"recovery"`
+	BrokenGPUSeconds float64     `json:"brokenGpuSeconds"`
+	// HoldSeconds is how long the run watched the jobs after every one
+	// ran (TrainOptions.Hold, less when interrupted).
+	HoldSeconds float64 `json:"holdSeconds,omitempty"`
 	// PartialGPUSeconds is GPU time held by pods whose job was not fully
 	// running: the waste gang scheduling exists to prevent.
 	PartialGPUSeconds float64 `json:"partialGpuSeconds"`
@@ -176,77 +198,188 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		Expect: (opts.Jobs - res.JobsNotCreated) * opts.PodsPerJob, Total: opts.Jobs * opts.PodsPerJob,
 		Timeout: opts.Timeout, Stall: opts.Stall, Report: opts.Report, CreateDone: createDone,
 	})
-	res = trainAccounting(res, tracker.Pods(), created, w.End)
-	res.Requests = r.requests.Stats()
 	res.DurationSeconds = w.End.Sub(start).Seconds()
-	rec.Ended, rec.Outcome, rec.Result = w.End.UTC(), w.outcome("all started"), res
 	rec.Phases = []record.Phase{{Name: "train", Start: start.UTC(), End: w.End.UTC()}}
+	end, pods := w.End, tracker.Pods()
+	if opts.Hold > 0 && w.outcome("all started") == "all started" {
+		// A worker on a node gone NotReady stops there, though its pod
+		// reads Running until it is evicted.
+		downs, err := StartNodeDowns(ctx, clients.Admin)
+		if err != nil {
+			opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("workers on nodes that go NotReady will count as lost only once evicted: %v", err)})
+		}
+		end = hold(ctx, tracker, opts.Hold, w.End, (opts.Jobs-res.JobsNotCreated)*opts.PodsPerJob, opts.Report)
+		res.HoldSeconds = end.Sub(w.End).Seconds()
+		w.Interrupted = ctx.Err() != nil
+		rec.Phases = append(rec.Phases, record.Phase{Name: "hold", Start: w.End.UTC(), End: end.UTC()})
+		pods = tracker.Pods()
+		if downs != nil {
+			downs.Stop()
+			pods = downs.EndOnDownNodes(pods)
+		}
+	}
+	res = trainAccounting(res, pods, created, end)
+	res.Requests = r.requests.Stats()
+	rec.Ended, rec.Outcome, rec.Result = end.UTC(), w.outcome("all started"), res
 	return res, rec, nil
 }
 
-// trainAccounting derives the job figures from the pods' times: a job is
-// started when all its pods run; until then, every bound pod of it holds
-// GPUs that do no work.
+// hold watches the started jobs for d from since (or until ctx ends),
+// reporting how many of their workers run, and returns when it stopped.
+func hold(ctx context.Context, tracker *Tracker, d time.Duration, since time.Time, workers int, report progress.Func) time.Time {
+	done := progress.Step(report, "hold", fmt.Sprintf("watching the running jobs for %s", d), d)
+	defer done()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	deadline := time.NewTimer(time.Until(since.Add(d)))
+	defer deadline.Stop()
+	for {
+		c := tracker.Counts()
+		report(progress.Event{Kind: progress.Update, Step: "hold", Done: c.Running - c.Ended, Total: workers})
+		select {
+		case <-ctx.Done():
+			return time.Now()
+		case <-deadline.C:
+			return time.Now()
+		case <-tick.C:
+		}
+	}
+}
+
+// trainAccounting derives the job figures from the pods' times. A pod
+// runs from Running until Ended (or end). A job starts when all its pods
+// first run together; until then every bound pod of it holds GPUs that do
+// no work. After that, whenever fewer than all run, the job is broken
+// until its replacements run.
 func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time) TrainResult {
 	byJob := map[string][]PodTimes{}
 	for _, p := range pods {
 		byJob[p.Group] = append(byJob[p.Group], p)
 	}
-	type event struct {
-		at    time.Time
-		delta int
-	}
-	var events []event
-	var starts []time.Duration
+	var partial []gpuEvent
+	var starts, recoveries []time.Duration
 	for job := range created {
 		jp := byJob[job]
-		running := 0
-		var full time.Time
-		for _, p := range jp {
-			if !p.Running.IsZero() {
-				running++
-				if p.Running.After(full) {
-					full = p.Running
-				}
-			}
-		}
+		t := jobTimeline(jp, res.PodsPerJob, end)
 		switch {
-		case running == res.PodsPerJob:
+		case !t.started.IsZero():
 			res.JobsStarted++
-			starts = append(starts, full.Sub(created[job]))
-		case running > 0:
+			starts = append(starts, t.started.Sub(created[job]))
+		case t.runningAtEnd > 0:
 			res.JobsPartial++
-			full = time.Time{}
 		default:
 			res.JobsWaiting++
-			full = time.Time{}
 		}
 		for _, p := range jp {
 			if p.Scheduled.IsZero() {
 				continue
 			}
-			until := full
+			until := t.started
 			if until.IsZero() {
 				until = end
-				res.StrandedGPUs += res.GPUsPerPod
+				if p.Ended.IsZero() {
+					res.StrandedGPUs += res.GPUsPerPod
+				}
+			}
+			if !p.Ended.IsZero() && p.Ended.Before(until) {
+				until = p.Ended
 			}
 			if until.After(p.Scheduled) {
 				res.PartialGPUSeconds += until.Sub(p.Scheduled).Seconds() * float64(res.GPUsPerPod)
-				events = append(events, event{p.Scheduled, res.GPUsPerPod}, event{until, -res.GPUsPerPod})
+				partial = append(partial, gpuEvent{p.Scheduled, res.GPUsPerPod}, gpuEvent{until, -res.GPUsPerPod})
+			}
+			if !t.started.IsZero() && !p.Running.IsZero() && !p.Ended.IsZero() && p.Ended.After(t.started) && p.Ended.Before(end) {
+				res.WorkersEnded++
+			}
+		}
+		if len(t.breaks) > 0 {
+			res.JobsBroken++
+		}
+		for _, b := range t.breaks {
+			res.BrokenGPUSeconds += b.podSeconds * float64(res.GPUsPerPod)
+			if b.to.IsZero() {
+				res.JobsDown++
+			} else {
+				recoveries = append(recoveries, b.to.Sub(b.from))
 			}
 		}
 	}
+	held := 0
+	for _, e := range sortEvents(partial) {
+		held += e.delta
+		res.PeakPartialGPUs = max(res.PeakPartialGPUs, held)
+	}
+	res.StartLatency = Summarise(starts)
+	res.Recovery = Summarise(recoveries)
+	return res
+}
+
+// gpuEvent is a change in GPUs (or pods) held, at a time.
+type gpuEvent struct {
+	at    time.Time
+	delta int
+}
+
+// sortEvents orders events by time, releases before takes at the same
+// instant (so a handover is not counted twice).
+func sortEvents(events []gpuEvent) []gpuEvent {
 	sort.Slice(events, func(i, j int) bool {
 		if events[i].at.Equal(events[j].at) {
 			return events[i].delta < events[j].delta
 		}
 		return events[i].at.Before(events[j].at)
 	})
-	held := 0
-	for _, e := range events {
-		held += e.delta
-		res.PeakPartialGPUs = max(res.PeakPartialGPUs, held)
+	return events
+}
+
+// jobBreak is one spell of a started job with fewer than all its workers
+// running: from the first one lost to all running again (zero: still
+// broken at the end), and the running workers' pod-seconds meanwhile.
+type jobBreak struct {
+	from, to   time.Time
+	podSeconds float64
+}
+
+type timeline struct {
+	started      time.Time
+	breaks       []jobBreak
+	runningAtEnd int
+}
+
+// jobTimeline walks a job's running pods over time up to end.
+func jobTimeline(pods []PodTimes, want int, end time.Time) timeline {
+	var events []gpuEvent
+	for _, p := range pods {
+		if p.Running.IsZero() || p.Running.After(end) {
+			continue
+		}
+		events = append(events, gpuEvent{p.Running, 1})
+		if !p.Ended.IsZero() && !p.Ended.After(end) {
+			events = append(events, gpuEvent{p.Ended, -1})
+		}
 	}
-	res.StartLatency = Summarise(starts)
-	return res
+	var t timeline
+	running := 0
+	var last time.Time
+	for _, e := range sortEvents(events) {
+		if n := len(t.breaks); n > 0 && t.breaks[n-1].to.IsZero() {
+			t.breaks[n-1].podSeconds += e.at.Sub(last).Seconds() * float64(running)
+		}
+		running += e.delta
+		last = e.at
+		switch {
+		case running >= want && t.started.IsZero():
+			t.started = e.at
+		case t.started.IsZero():
+		case running < want && (len(t.breaks) == 0 || !t.breaks[len(t.breaks)-1].to.IsZero()):
+			t.breaks = append(t.breaks, jobBreak{from: e.at})
+		case running >= want && len(t.breaks) > 0 && t.breaks[len(t.breaks)-1].to.IsZero():
+			t.breaks[len(t.breaks)-1].to = e.at
+		}
+	}
+	if n := len(t.breaks); n > 0 && t.breaks[n-1].to.IsZero() {
+		t.breaks[n-1].podSeconds += end.Sub(last).Seconds() * float64(running)
+	}
+	t.runningAtEnd = running
+	return t
 }

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestTrainAccounting(t *testing.T) {
@@ -111,6 +114,76 @@ func TestBinpackAccounting(t *testing.T) {
 	for _, d := range res.Deciles {
 		if w, ok := want[d.Occupancy]; !ok || d.Latency.P50 != w {
 			t.Errorf("decile %s latency %v, want %v", d.Occupancy, d.Latency.P50, w)
+		}
+	}
+}
+
+// Workers that end after their job started break it until replacements
+// run; one that ends before the start only shortens what it held.
+func TestTrainAccountingBreaks(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	created := map[string]time.Time{"a": at(0), "d": at(0), "e": at(0)}
+	pods := []PodTimes{
+		// a starts at 4s; a worker fails at 6s, its replacement runs at 9s.
+		{Group: "a", Created: at(0), Scheduled: at(1), Running: at(2)},
+		{Group: "a", Created: at(0), Scheduled: at(1), Running: at(4), Ended: at(6)},
+		{Group: "a", Created: at(6), Scheduled: at(7), Running: at(9)},
+		// d starts at 2s; a worker is evicted at 5s and never replaced.
+		{Group: "d", Created: at(0), Scheduled: at(1), Running: at(2)},
+		{Group: "d", Created: at(0), Scheduled: at(1), Running: at(2), Ended: at(5)},
+		// e: a worker fails at 2s before e started; e starts at 3s.
+		{Group: "e", Created: at(0), Scheduled: at(1), Running: at(1), Ended: at(2)},
+		{Group: "e", Created: at(0), Scheduled: at(1), Running: at(2.5)},
+		{Group: "e", Created: at(2), Scheduled: at(3), Running: at(3)},
+	}
+	res := trainAccounting(TrainResult{Jobs: 3, PodsPerJob: 2, GPUsPerPod: 8}, pods, created, at(10))
+	if res.JobsStarted != 3 || res.JobsBroken != 2 || res.JobsDown != 1 || res.WorkersEnded != 2 {
+		t.Errorf("started %d, broken %d, down %d, workers ended %d; want 3, 2, 1, 2", res.JobsStarted, res.JobsBroken, res.JobsDown, res.WorkersEnded)
+	}
+	if res.Recovery.Count != 1 || res.Recovery.P50 != 3 {
+		t.Errorf("recovery %+v, want one break of 3s (a, 6s to 9s)", res.Recovery)
+	}
+	// a: 1 worker × 3s; d: 1 worker × 5s (to the end); × 8 GPUs.
+	if res.BrokenGPUSeconds != 64 {
+		t.Errorf("broken GPU-seconds %v, want 64", res.BrokenGPUSeconds)
+	}
+	// Before the starts: a 2 × 3s, d 2 × 1s, e 1s + 2s + 0s; × 8 GPUs.
+	if res.PartialGPUSeconds != 8*(6+2+3) {
+		t.Errorf("partial GPU-seconds %v, want %d", res.PartialGPUSeconds, 8*(6+2+3))
+	}
+	if res.StartLatency.Max != 4 || res.StrandedGPUs != 0 {
+		t.Errorf("start latency %+v, stranded %d", res.StartLatency, res.StrandedGPUs)
+	}
+}
+
+// A worker stops when its node goes NotReady, not when its pod is
+// evicted minutes later; a node down before the pod ran, and back, does
+// not count against it.
+func TestEndOnDownNodes(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	now := at(0)
+	d := &NodeDowns{spans: map[string][]span{}, now: func() time.Time { return now }}
+	node := func(name string, ready corev1.ConditionStatus) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}}}
+	}
+	d.observe(node("n1", corev1.ConditionFalse)) // n1 down at 0s, back at 1s
+	now = at(1)
+	d.observe(node("n1", corev1.ConditionTrue))
+	now = at(5)
+	d.observe(node("n2", corev1.ConditionUnknown)) // n2 down at 5s for good
+	d.observe(node("n2", corev1.ConditionUnknown))
+	pods := d.EndOnDownNodes([]PodTimes{
+		{Node: "n1", Running: at(2)},                 // ran after n1 came back
+		{Node: "n2", Running: at(2), Ended: at(340)}, // evicted at 340s
+		{Node: "n2", Running: at(2), Ended: at(3)},   // failed before
+		{Node: "n2"}, // never ran
+	})
+	for i, want := range []time.Time{{}, at(5), at(3), {}} {
+		if !pods[i].Ended.Equal(want) {
+			t.Errorf("pod %d ended %s, want %s", i, pods[i].Ended, want)
 		}
 	}
 }

@@ -41,7 +41,7 @@ func TestWaitRunningOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := newTracker(time.Now)
 			for _, p := range tt.pods {
-				tr.observe(p)
+				tr.observe(p, false)
 			}
 			createDone := 0
 			w := waitRunning(tt.ctx, tr, waitOptions{Expect: 1, Total: 1, Timeout: 300 * time.Millisecond,

@@ -223,15 +223,15 @@ func TestTrackerPhases(t *testing.T) {
 	now = now.Add(200 * time.Millisecond)
 	tr.Sending("a")
 	now = now.Add(800 * time.Millisecond)
-	tr.observe(pod("a", "", corev1.PodPending))
-	tr.observe(pod("b", "", corev1.PodPending)) // not sent by us: creationTimestamp (0s)
-	now = now.Add(time.Second)                  // 2.0s
-	tr.observe(pod("a", "n1", corev1.PodPending))
+	tr.observe(pod("a", "", corev1.PodPending), false)
+	tr.observe(pod("b", "", corev1.PodPending), false) // not sent by us: creationTimestamp (0s)
+	now = now.Add(time.Second)                         // 2.0s
+	tr.observe(pod("a", "n1", corev1.PodPending), false)
 	now = now.Add(1500 * time.Millisecond) // 3.5s
-	tr.observe(pod("a", "n1", corev1.PodRunning))
+	tr.observe(pod("a", "n1", corev1.PodRunning), false)
 	unsched := pod("b", "", corev1.PodPending)
 	unsched.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
-	tr.observe(unsched)
+	tr.observe(unsched, false)
 
 	if c := tr.Counts(); c != (Counts{Seen: 2, Scheduled: 1, Running: 1, Unschedulable: 1}) {
 		t.Errorf("counts %+v", c)
@@ -261,6 +261,26 @@ func TestTrackerPhases(t *testing.T) {
 	first, _, _ := tr.Window()
 	if !first.Equal(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("first created %s: b's creationTimestamp is the earliest", first)
+	}
+
+	// a fails at 4.5s (a fault), then is deleted: it ended when first
+	// seen failed. b is deleted without ever running: it ended, but it
+	// never ran, so Counts has no running pod ended for it.
+	now = now.Add(time.Second)
+	tr.observe(pod("a", "n1", corev1.PodFailed), false)
+	now = now.Add(time.Second)
+	tr.observe(pod("a", "n1", corev1.PodFailed), true)
+	tr.observe(pod("b", "", corev1.PodPending), true)
+	if c := tr.Counts(); c.Ended != 1 || c.Failed != 1 {
+		t.Errorf("counts after a failed and b went %+v, want 1 ended, 1 failed", c)
+	}
+	for _, p := range tr.Pods() {
+		if p.Ended.IsZero() {
+			t.Errorf("pod on %q has no end time", p.Node)
+		}
+		if p.Node == "n1" && p.Ended.Sub(p.Running) != time.Second {
+			t.Errorf("a ended %s after running, want 1s (its first failed sighting)", p.Ended.Sub(p.Running))
+		}
 	}
 }
 

@@ -118,6 +118,8 @@ func TestBadInputBattery(t *testing.T) {
 		{[]string{"churn-limited", "10", "60", "--concurrency", "many"}, `--concurrency "many" is not a whole number`},
 		{[]string{"train", "--jobs", "20000"}, "job count 20000 is out of range: allowed are 1-10000"},
 		{[]string{"train", "--gpus-per-pod", "0"}, "GPUs per pod 0 is out of range"},
+		{[]string{"train", "--hold", "-1s"}, "hold -1s is out of range: allowed are 0 (end when every job runs) to 24h"},
+		{[]string{"fault", "node-down", "--fail-pods"}, "unknown flag: --fail-pods"},
 		{[]string{"binpack", "--fill", "1.5"}, "fill 1.5 is out of range"},
 		{[]string{"fault", "nvlink", "--nodes", "many"}, `--nodes "many" is not a whole number`},
 		{[]string{"fault", "gpu-xid", "--xid", "abc"}, `--xid "abc" is not a whole number`},

@@ -29,7 +29,10 @@ seed repeats. Only GhostFleet's own fake nodes are ever chosen.`
 		example = "  ghostfleet fault gpu-xid --nodes 5\n  ghostfleet fault gpu-xid --nodes 2 --xid 48 --seed 7"
 		long += "\n\n--xid picks the error (default 79, GPU has fallen off the bus); ECC Xids (48, 63, 64, 92, 94, 95) also raise GpuDbeMsbeProblem."
 	}
-	if k.Kind == fault.NodeDown {
+	if k.Kind != fault.NodeDown {
+		long += "\n\n--fail-pods also ends the pods on those nodes (not their DaemonSet pods): their\ncontainers exit with code 1 and the fault's message, as a CUDA or NCCL error\nends a training worker, so their owners (a Job, a ReplicaSet) replace them."
+		example += fmt.Sprintf("\n  ghostfleet fault %s --nodes 50 --seed 1 --fail-pods   # while train runs: workers end", k.Kind)
+	} else {
 		long += "\n\nOnly Ready nodes are chosen. The node lifecycle controller then taints\nthe node node.kubernetes.io/unreachable and, after the pods' toleration\n(300s by default), evicts them."
 	}
 	cmd := &cobra.Command{
@@ -49,6 +52,9 @@ seed repeats. Only GhostFleet's own fake nodes are ever chosen.`
 	if k.Kind == fault.GPUXid {
 		fs.IntVar(&o.Xid, "xid", o.Xid, "Xid error number")
 	}
+	if k.Kind != fault.NodeDown {
+		fs.BoolVar(&o.FailPods, "fail-pods", false, "also end the pods running on the faulted nodes (exit code 1)")
+	}
 	o.addFlags(cmd)
 	return cmd
 }
@@ -66,4 +72,7 @@ func (o *nodeFaultOptions) run(ctx context.Context) error {
 
 func printNodeFault(w io.Writer, r runs.FaultResult) {
 	fmt.Fprintf(w, "%s on %d nodes: %s\n", r.Spec.Kind, len(r.Nodes), strings.Join(r.Nodes, ", "))
+	if r.Spec.FailPods {
+		fmt.Fprintf(w, "  pods ended on them (exit code 1): %d\n", r.Pods)
+	}
 }

@@ -35,6 +35,15 @@ default kube-scheduler has no gang scheduling: each pod is placed alone).
 The run ends when every job runs, after --stall without progress, or at
 --timeout; the jobs stay until ` + "`ghostfleet unload`" + `.
 
+--hold D keeps watching the jobs for D once every one runs, to measure
+what faults do to them meanwhile (` + "`ghostfleet fault gpu-xid --fail-pods`" + `,
+` + "`fault node-down`" + `, from another shell or a script): a job is broken
+while fewer than all its workers run, until the Job's replacements run.
+Reports the workers lost, the jobs broken and still broken at the end, the
+time each break took to recover, and the GPU-seconds held meanwhile by the
+broken jobs' running workers, which cannot take a step without the
+missing one.
+
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
 GPUs of one NVLink domain).
@@ -50,7 +59,8 @@ the jobs.`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
-  ghostfleet train --jobs 150 --pods-per-job 8 --topology rack   # on a fleet up with --profile gang`,
+  ghostfleet train --jobs 150 --pods-per-job 8 --topology rack   # on a fleet up with --profile gang
+  ghostfleet train --jobs 120 --hold 3m &   # then: ghostfleet fault gpu-xid --nodes 50 --seed 1 --fail-pods`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
@@ -64,6 +74,7 @@ the jobs.`,
 	fs.StringVar(&o.Within, "topology", "", "with gang scheduling, keep each job's pods within one "+strings.Join(runs.Topologies, " or ")+" of nodes (node label "+fleet.LabelRack+" or "+fleet.LabelBlock+"; default: anywhere)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
 	fs.DurationVar(&o.Stall, "stall", o.Stall, "end when no pod was bound or started for this long (0: never)")
+	fs.DurationVar(&o.Hold, "hold", 0, "once every job runs, keep watching them this long and measure what breaks them (0: end at once)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.writeWorkload, "write-workload", "", "also write this run's jobs as a workload `FILE` (every job arriving at 0s) for ghostfleet ab")
 	_ = cmd.RegisterFlagCompletionFunc("gang", fixed(runs.GangModes...))
@@ -102,6 +113,13 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 	l := r.StartLatency
 	fmt.Fprintf(w, "  time to start a job (all pods running): p50 %.2fs  p99 %.2fs  max %.2fs\n", l.P50, l.P99, l.Max)
 	fmt.Fprintf(w, "  GPUs held by partly started jobs: %.0f GPU-seconds, peak %d, still held %d\n", r.PartialGPUSeconds, r.PeakPartialGPUs, r.StrandedGPUs)
+	if r.HoldSeconds > 0 {
+		fmt.Fprintf(w, "  watched %.0fs after every job ran: %d workers lost, %d jobs broken, %d still broken\n", r.HoldSeconds, r.WorkersEnded, r.JobsBroken, r.JobsDown)
+		if rc := r.Recovery; rc.Count > 0 {
+			fmt.Fprintf(w, "  time to recover a broken job (all workers running again): p50 %.2fs  p99 %.2fs  max %.2fs (%d breaks)\n", rc.P50, rc.P99, rc.Max, rc.Count)
+		}
+		fmt.Fprintf(w, "  GPUs held by broken jobs' running workers: %.0f GPU-seconds\n", r.BrokenGPUSeconds)
+	}
 	if r.JobsNotCreated > 0 {
 		fmt.Fprintf(w, "  jobs not created (their create failed): %d\n", r.JobsNotCreated)
 	}
