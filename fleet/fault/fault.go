@@ -413,7 +413,7 @@ func applyNodes(ctx context.Context, c Clients, spec Spec) (Result, error) {
 func failPodsOn(ctx context.Context, c Clients, res Result, message string, now time.Time) (Result, error) {
 	live, _, err := fleet.LivePodsOnFakeNodes(ctx, c.Kube, "", "")
 	if err != nil {
-		return res, fmt.Errorf("the nodes are marked, but their pods were not failed: %w", err)
+		return res, fmt.Errorf("the nodes are marked, but their pods were not failed: %w (`ghostfleet fault clear %s` undoes the marking)", err, res.Kind)
 	}
 	on := map[string]bool{}
 	for _, n := range res.Nodes {

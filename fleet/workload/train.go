@@ -117,12 +117,13 @@ type TrainResult struct {
 	StartLatency Percentiles `json:"startLatency"`
 	// Breaks: once started, a job is broken while fewer than all its
 	// workers run (one failed, was evicted or deleted, or its node went
-	// NotReady) until its replacements run. WorkersEnded counts the workers of started jobs
-	// that stopped; JobsBroken the jobs that broke at least once,
-	// JobsDown those still broken at the end. Recovery is, per break that
-	// ended, from the first worker lost to all running again (seconds).
-	// BrokenGPUSeconds is GPU time held by the running workers of broken
-	// jobs: without the missing worker they cannot take a step.
+	// NotReady) until its replacements run. WorkersEnded counts the
+	// workers of started jobs that stopped; JobsBroken the jobs that broke
+	// at least once, JobsDown those still broken at the end. Recovery is,
+	// per break that ended, from the first worker lost to all running
+	// again (seconds). BrokenGPUSeconds is GPU time held by the running
+	// workers of broken jobs: without the missing worker they cannot take
+	// a step.
 	WorkersEnded     int         `json:"workersEnded"`
 	JobsBroken       int         `json:"jobsBroken"`
 	JobsDown         int         `json:"jobsDown"`

@@ -380,6 +380,74 @@ func TestFaults(t *testing.T) {
 			t.Errorf("load after restore: %s", r.errOut)
 		}
 	})
+
+	// Every node is faulted with --fail-pods while train holds: all four
+	// workers end (exit code 1 with the Xid's message), no replacement
+	// fits until the clear, and then every job recovers within the hold.
+	t.Run("train --hold measures what fault --fail-pods breaks", func(t *testing.T) {
+		const ns = "gf-train-e2e"
+		// A failing step below must not leave train logging after the
+		// test ends: it is cancelled and waited for.
+		tctx, stop := context.WithCancel(ctx)
+		done := make(chan result, 1)
+		ended := false
+		defer func() {
+			if stop(); !ended {
+				<-done
+			}
+		}()
+		go func() {
+			done <- ghostfleet(t, tctx, "train", "--jobs", "2", "--pods-per-job", "2", "--namespace", ns, "--hold", "90s",
+				"--name", faultCluster, "--results-dir", resultsDir, "-o", "json")
+		}()
+		eventually(t, ctx, "the 4 workers running", func() error {
+			if n := countPhase(t, ctx, cs, ns, corev1.PodRunning); n != 4 {
+				return fmt.Errorf("%d workers running", n)
+			}
+			return nil
+		})
+		_, res := faultRecord(t, ctx, "gpu-xid", "--nodes", "50", "--fail-pods", "--results-dir", resultsDir)
+		if res.Pods < 4 {
+			t.Fatalf("--fail-pods ended %d pods, want at least the 4 workers", res.Pods)
+		}
+		eventually(t, ctx, "the 4 workers failed with the Xid", func() error {
+			list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			failed := 0
+			for _, p := range list.Items {
+				if p.Status.Phase != corev1.PodFailed {
+					continue
+				}
+				term := p.Status.ContainerStatuses[0].State.Terminated
+				if term == nil || term.ExitCode != 1 || term.Message != "Xid 79: GPU has fallen off the bus" {
+					t.Fatalf("pod %s failed with %+v", p.Name, p.Status.ContainerStatuses)
+				}
+				failed++
+			}
+			if failed != 4 {
+				return fmt.Errorf("%d workers failed", failed)
+			}
+			return nil
+		})
+		if r := ghostfleet(t, ctx, "fault", "clear", "--all", "--name", faultCluster, "--results-dir", resultsDir); r.code != 0 {
+			t.Fatalf("clear: %s", r.errOut)
+		}
+		r := <-done
+		ended = true
+		if r.code != 0 {
+			t.Fatalf("train: exit %d: %s", r.code, r.errOut)
+		}
+		var train runs.TrainResult
+		if err := json.Unmarshal([]byte(r.out), &train); err != nil {
+			t.Fatalf("train -o json: %v", err)
+		}
+		if train.WorkersEnded != 4 || train.JobsBroken != 2 || train.JobsDown != 0 || train.Recovery.Count < 2 || train.HoldSeconds < 89 {
+			t.Errorf("workers lost %d, jobs broken %d, still broken %d, recoveries %+v, held %.0fs; want 4, 2, 0, at least 2, 90s",
+				train.WorkersEnded, train.JobsBroken, train.JobsDown, train.Recovery, train.HoldSeconds)
+		}
+	})
 }
 
 func assertNoPodOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, nodes map[string]bool) {
