@@ -10,8 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 )
@@ -27,14 +25,13 @@ type NodeDowns struct {
 	mu    sync.Mutex
 	spans map[string][]span
 	now   func() time.Time
-	stop  context.CancelFunc
-	done  chan struct{}
+	stop  func()
 }
 
 // StartNodeDowns lists the nodes and watches them from there; it returns
 // once the watch is established.
 func StartNodeDowns(ctx context.Context, cs kubernetes.Interface) (*NodeDowns, error) {
-	d := &NodeDowns{spans: map[string][]span{}, now: time.Now, done: make(chan struct{})}
+	d := &NodeDowns{spans: map[string][]span{}, now: time.Now}
 	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
@@ -42,41 +39,19 @@ func StartNodeDowns(ctx context.Context, cs kubernetes.Interface) (*NodeDowns, e
 	for i := range list.Items {
 		d.observe(&list.Items[i])
 	}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.AllowWatchBookmarks = true
-			return cs.CoreV1().Nodes().Watch(ctx, o)
-		},
+	d.stop, err = follow(ctx, "nodes", list.ResourceVersion, cs.CoreV1().Nodes().Watch, func(ev watch.Event) {
+		if n, ok := ev.Object.(*corev1.Node); ok && ev.Type != watch.Deleted {
+			d.observe(n)
+		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watching nodes: %w", err)
+		return nil, err
 	}
-	ctx, d.stop = context.WithCancel(ctx)
-	go func() {
-		defer close(d.done)
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return
-				}
-				if n, ok := ev.Object.(*corev1.Node); ok && ev.Type != watch.Deleted {
-					d.observe(n)
-				}
-			}
-		}
-	}()
 	return d, nil
 }
 
 // Stop ends the watch.
-func (d *NodeDowns) Stop() {
-	d.stop()
-	<-d.done
-}
+func (d *NodeDowns) Stop() { d.stop() }
 
 func (d *NodeDowns) observe(n *corev1.Node) {
 	now := d.now()

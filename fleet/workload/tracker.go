@@ -10,8 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 )
 
 // podTimes is one pod's way to Running, at the points ClusterLoader2's
@@ -56,8 +54,7 @@ type Tracker struct {
 	// (a training job, a pod size).
 	groupLabel string
 	now        func() time.Time
-	stop       context.CancelFunc
-	done       chan struct{}
+	stopWatch  func()
 }
 
 // Counts is how many tracked pods reached each state; Ended counts the
@@ -87,7 +84,7 @@ type Startup struct {
 }
 
 func newTracker(now func() time.Time) *Tracker {
-	return &Tracker{pods: map[string]*podTimes{}, sent: map[string]time.Time{}, now: now, done: make(chan struct{})}
+	return &Tracker{pods: map[string]*podTimes{}, sent: map[string]time.Time{}, now: now}
 }
 
 // Sending records that the pod called name is being sent now: call it
@@ -113,42 +110,24 @@ func StartTracker(ctx context.Context, cs kubernetes.Interface, ns, selector, gr
 	for i := range list.Items {
 		t.observe(&list.Items[i], false)
 	}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			o.AllowWatchBookmarks = true
-			return cs.CoreV1().Pods(ns).Watch(ctx, o)
-		},
+	t.stopWatch, err = follow(ctx, "pods", list.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		o.LabelSelector = selector
+		return cs.CoreV1().Pods(ns).Watch(ctx, o)
+	}, func(ev watch.Event) {
+		if pod, ok := ev.Object.(*corev1.Pod); ok {
+			t.observe(pod, ev.Type == watch.Deleted)
+		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watching pods: %w", err)
+		return nil, err
 	}
-	ctx, t.stop = context.WithCancel(ctx)
-	go func() {
-		defer close(t.done)
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return
-				}
-				if pod, ok := ev.Object.(*corev1.Pod); ok {
-					t.observe(pod, ev.Type == watch.Deleted)
-				}
-			}
-		}
-	}()
 	return t, nil
 }
 
 // Stop ends the watch.
 func (t *Tracker) Stop() {
-	if t.stop != nil {
-		t.stop()
-		<-t.done
+	if t.stopWatch != nil {
+		t.stopWatch()
 	}
 }
 
