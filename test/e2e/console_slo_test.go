@@ -79,7 +79,9 @@ func waitForIdleSLOs(t *testing.T, ctx context.Context, bin string) {
 // GHOSTFLEET_SLO_SCALE=SLOScaleForConsoleTest and
 // GHOSTFLEET_RESULTS=results (the folder passed), no overlay open; it
 // removes the fleet's workloads first and after.
-func consoleStepSLOBreach(t *testing.T, ctx context.Context, x tmux, results string) {
+// It returns how many loads it started (1, or 2 when the first ended
+// without a breach), each a load record under results.
+func consoleStepSLOBreach(t *testing.T, ctx context.Context, x tmux, results string) (loads int) {
 	t.Helper()
 	strip := func(s string) string {
 		for _, l := range strings.Split(s, "\n") {
@@ -95,7 +97,7 @@ func consoleStepSLOBreach(t *testing.T, ctx context.Context, x tmux, results str
 	// removed, and once the strip is clear again it is started once
 	// more. Each attempt must still log the breach while its load runs.
 	var s string
-	for attempt := 1; ; attempt++ {
+	for loads = 1; ; loads++ {
 		ghostfleet(t, ctx, "unload", "--name", consoleCluster)
 		deadline := time.Now().Add(7 * time.Minute)
 		for {
@@ -119,10 +121,10 @@ func consoleStepSLOBreach(t *testing.T, ctx context.Context, x tmux, results str
 		if strings.Contains(s, " during ") {
 			break
 		}
-		if attempt == 2 {
+		if loads == 2 {
 			t.Fatalf("two loads of 600×1 ran to the end without a breach logged during them:\n%s", s)
 		}
-		t.Logf("load %d of 600×1 ended without an SLO breach; removing it and loading again", attempt)
+		t.Logf("load %d of 600×1 ended without an SLO breach; removing it and loading again", loads)
 	}
 	if l := strip(s); !strings.Contains(l, "✗") {
 		t.Errorf("the activity pane logged a breach the strip does not show: %q", l)
@@ -154,4 +156,5 @@ func consoleStepSLOBreach(t *testing.T, ctx context.Context, x tmux, results str
 		t.Errorf("no load folder keeps the breach in alerts.json (%v)", matches)
 	}
 	ghostfleet(t, ctx, "unload", "--name", consoleCluster)
+	return loads
 }
