@@ -10,8 +10,7 @@ import (
 )
 
 func TestTrainAccounting(t *testing.T) {
-	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
-	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	at := secondsFrom(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC))
 	created := map[string]time.Time{"a": at(0), "b": at(0), "c": at(0)}
 	pods := []PodTimes{
 		// Job a: both pods bound at 1s, running at 2s and 4s: started at 4s.
@@ -121,8 +120,7 @@ func TestBinpackAccounting(t *testing.T) {
 // Workers that end after their job started break it until replacements
 // run; one that ends before the start only shortens what it held.
 func TestTrainAccountingBreaks(t *testing.T) {
-	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	at := secondsFrom(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
 	created := map[string]time.Time{"a": at(0), "d": at(0), "e": at(0)}
 	pods := []PodTimes{
 		// a starts at 4s; a worker fails at 6s, its replacement runs at 9s.
@@ -161,8 +159,7 @@ func TestTrainAccountingBreaks(t *testing.T) {
 // evicted minutes later; a node down before the pod ran, and back, does
 // not count against it.
 func TestEndOnDownNodes(t *testing.T) {
-	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	at := secondsFrom(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
 	now := at(0)
 	d := &NodeDowns{spans: map[string][]span{}, now: func() time.Time { return now }}
 	node := func(name string, ready corev1.ConditionStatus) *corev1.Node {
@@ -186,4 +183,9 @@ func TestEndOnDownNodes(t *testing.T) {
 			t.Errorf("pod %d ended %s, want %s", i, pods[i].Ended, want)
 		}
 	}
+}
+
+// secondsFrom returns a clock reading seconds after t0.
+func secondsFrom(t0 time.Time) func(float64) time.Time {
+	return func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 }
