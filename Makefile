@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-d experiment-d-sustain experiment-e experiment-f experiment-f-breaks
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-d experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -126,3 +126,8 @@ experiment-f:
 
 experiment-f-breaks:
 	hack/experiment-f-breaks.sh
+
+# F's breaks with an ECC Xid, then NVLink, instead of Xid 79 (default profile).
+experiment-f-kinds:
+	FAULT="gpu-xid --xid 48" DOWN=0 PROFILES=default hack/experiment-f-breaks.sh
+	FAULT=nvlink DOWN=0 PROFILES=default hack/experiment-f-breaks.sh

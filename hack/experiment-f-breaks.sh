@@ -2,20 +2,22 @@
 # Experiment F, faults that end running workers (docs/experiment-design.md):
 # on a fresh 1,000-node fleet per profile (`default`, then `gang`):
 #   RUNS times: `train --jobs JOBS --hold HOLD` (8 whole-node workers per
-#     job); once every job runs, `fault gpu-xid --nodes K --xid 79
-#     --fail-pods --seed i` ends the workers on K nodes (exit code 1, as a
-#     CUDA error ends a worker), and CLEAR seconds later `fault clear --all`
-#     gives the nodes back; train keeps watching until HOLD is over and
-#     reports the jobs broken, their time to recover and the GPU-seconds
-#     their remaining workers held meanwhile;
-#   then once: the same with `fault node-down --nodes DOWN` instead, no
-#     clear, and a hold of DOWN_HOLD: the node lifecycle controller evicts
-#     the workers after their 300 s toleration.
+#     job); once every job runs, `fault FAULT --nodes K --fail-pods --seed
+#     i` ends the workers on K nodes (exit code 1, as a CUDA error ends a
+#     worker), and CLEAR seconds later `fault clear --all` gives the nodes
+#     back; train keeps watching until HOLD is over and reports the jobs
+#     broken, their time to recover and the GPU-seconds their remaining
+#     workers held meanwhile;
+#   then once, unless DOWN is 0: the same with `fault node-down --nodes
+#     DOWN` instead, no clear, and a hold of DOWN_HOLD: the node lifecycle
+#     controller evicts the workers after their 300 s toleration.
 # Each train and fault writes its own results/ folder, and each train a
 # snapshot of its window (results/snapshot-<time>/, report.html).
 #
 #   hack/experiment-f-breaks.sh [RUNS] [NODES]      (defaults: 3, 1000)
-#   K=50 JOBS=120 HOLD=180 CLEAR=60 DOWN=20 DOWN_HOLD=480 PROFILES="default gang" hack/experiment-f-breaks.sh
+#   K=50 JOBS=120 HOLD=180 CLEAR=60 DOWN=20 DOWN_HOLD=480 PROFILES="default gang" \
+#     FAULT="gpu-xid --xid 79" hack/experiment-f-breaks.sh
+#   FAULT=nvlink DOWN=0 PROFILES=default hack/experiment-f-breaks.sh   (NVLink only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -27,6 +29,7 @@ clear_after=${CLEAR:-60}
 down=${DOWN:-20}
 down_hold=${DOWN_HOLD:-480}
 profiles=${PROFILES:-default gang}
+read -r -a fault <<<"${FAULT:-gpu-xid --xid 79}"
 . hack/lib.sh
 gf_build
 name=gf-exp-f
@@ -34,10 +37,12 @@ trainer=
 log=$(mktemp)
 trap '[ -z "$trainer" ] || kill "$trainer" 2>/dev/null; rm -f "$log"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 
-# train_then FAULT-ARGS...: starts train with hold $train_hold, injects
-# the fault once every job runs, clears it after $clear_after seconds
-# unless that is 0, and waits for train to end.
+# train_then HOLD CLEAR FAULT-ARGS...: starts train with hold HOLD
+# seconds, injects the fault once every job runs, clears it after CLEAR
+# seconds unless that is 0, and waits for train to end.
 train_then() {
+	local train_hold=$1 clear=$2
+	shift 2
 	"$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m --hold "${train_hold}s" >"$log" 2>&1 &
 	trainer=$!
 	until grep -q "watching the running jobs" "$log"; do
@@ -51,8 +56,8 @@ train_then() {
 	done
 	echo "== every job runs: $*"
 	"$bin" --name "$name" fault "$@"
-	if [ "$clear_after" -gt 0 ]; then
-		sleep "$clear_after"
+	if [ "$clear" -gt 0 ]; then
+		sleep "$clear"
 		"$bin" --name "$name" fault clear --all
 	fi
 	wait "$trainer" || echo "== train failed (its record says why)"
@@ -64,18 +69,14 @@ train_then() {
 for profile in $profiles; do
 	fresh_fleet "$profile" "$nodes"
 	for i in $(seq "$runs"); do
-		echo "== $profile, run $i of $runs: $jobs jobs, then Xid 79 ending the workers on $k nodes, cleared after ${clear_after}s"
-		train_hold=$hold
-		train_then gpu-xid --nodes "$k" --xid 79 --seed "$i" --fail-pods || true
+		echo "== $profile, run $i of $runs: $jobs jobs, then ${fault[*]} ending the workers on $k nodes, cleared after ${clear_after}s"
+		train_then "$hold" "$clear_after" "${fault[@]}" --nodes "$k" --seed "$i" --fail-pods || true
 		"$bin" --name "$name" fault clear --all >/dev/null 2>&1 || true
 		"$bin" --name "$name" unload
 	done
+	[ "$down" -gt 0 ] || continue
 	echo "== $profile: $jobs jobs, then $down nodes down (evicted after the 300 s toleration)"
-	train_hold=$down_hold
-	saved=$clear_after
-	clear_after=0
-	train_then node-down --nodes "$down" --seed 1 || true
-	clear_after=$saved
+	train_then "$down_hold" 0 node-down --nodes "$down" --seed 1 || true
 	"$bin" --name "$name" fault clear --all
 	"$bin" --name "$name" unload
 done
