@@ -142,7 +142,9 @@ type ScaleOptions struct {
 	GPUModel string
 	// Workers is how many requests are in flight at once.
 	Workers int
-	// WaitReady waits until every node reports Ready.
+	// WaitReady waits until every node reports Ready, then until every
+	// node is schedulable: the node lifecycle controller has lifted the
+	// not-ready taint that admission puts on each new node.
 	WaitReady bool
 	Report    progress.Func
 }
@@ -160,6 +162,9 @@ type ScaleResult struct {
 	OtherProfiles map[string]int
 	CreateTime    time.Duration // until every create/delete was answered
 	ReadyTime     time.Duration // until all Count nodes were Ready (0 if not waited)
+	// SchedulableTime is until all Count nodes were schedulable (0 if not
+	// waited): Ready and free of the not-ready and unreachable taints.
+	SchedulableTime time.Duration
 }
 
 // Scale makes the fleet have exactly opts.Count GhostFleet nodes: it keeps
@@ -278,6 +283,17 @@ func Scale(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions) (Sca
 			return res, err
 		}
 		res.ReadyTime = time.Since(start)
+		// Admission (TaintNodesByCondition) gives every new node the
+		// not-ready taint, and only the node lifecycle controller lifts
+		// it, at its client QPS: about 4.4 nodes/s under the default
+		// profile, so 1,000 Ready nodes take minutes to accept pods.
+		done = progress.Step(report, "schedulable-nodes", fmt.Sprintf("waiting for the node lifecycle controller to lift the not-ready taint from %d nodes", opts.Count), 0)
+		err = waitNodesSchedulable(ctx, cs, LabelManaged+"=true", opts.Count, report, "schedulable-nodes")
+		done()
+		if err != nil {
+			return res, err
+		}
+		res.SchedulableTime = time.Since(start)
 	}
 	return res, nil
 }
@@ -382,6 +398,68 @@ func waitNodesReady(ctx context.Context, cs kubernetes.Interface, selector strin
 		report(progress.Event{Kind: progress.Update, Step: step, Done: ready, Total: want})
 		return ready >= want, nil
 	})
+}
+
+// schedulableStall is how long waitNodesSchedulable waits for one more
+// node to become schedulable before it gives up.
+var schedulableStall = 2 * time.Minute
+
+// waitNodesSchedulable waits until want nodes matching selector are
+// schedulable. It has no fixed deadline (the taints go at the
+// controller's pace, minutes for thousands of nodes) but gives up when
+// none became schedulable for schedulableStall. Its lists come from the
+// apiserver's cache (resourceVersion 0) every 2 s: a stale list only
+// delays the end, and consistent lists of every node twice a second
+// would compete with the controller it waits for.
+func waitNodesSchedulable(ctx context.Context, cs kubernetes.Interface, selector string, want int, report progress.Func, step string) error {
+	best, since := 0, time.Now()
+	var lastErr error
+	for {
+		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
+		lastErr = err
+		if err == nil {
+			n := 0
+			for i := range list.Items {
+				if NodeSchedulable(&list.Items[i]) {
+					n++
+				}
+			}
+			report(progress.Event{Kind: progress.Update, Step: step, Done: n, Total: want})
+			if n >= want {
+				return nil
+			}
+			if n > best {
+				best, since = n, time.Now()
+			}
+		}
+		if time.Since(since) > schedulableStall {
+			if lastErr != nil {
+				return fmt.Errorf("%d of %d nodes schedulable, and listing nodes fails: %w", best, want, lastErr)
+			}
+			return fmt.Errorf("%d of %d nodes schedulable, and none became so in %s: the rest still carry the %s or %s taint (is kube-controller-manager running? see `ghostfleet status`)", best, want, schedulableStall, corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// NodeSchedulable reports whether the node is Ready and free of the
+// taints the control plane puts on nodes that are not (not-ready,
+// unreachable). Other taints, GhostFleet's own or a fault's, do not
+// count: they keep off only the pods that do not tolerate them.
+func NodeSchedulable(n *corev1.Node) bool {
+	if !NodeReady(n) {
+		return false
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+			return false
+		}
+	}
+	return true
 }
 
 // NodeReady reports whether the node's Ready condition is True.

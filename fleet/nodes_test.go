@@ -5,11 +5,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
 )
 
 func TestGPUProfilesAreValid(t *testing.T) {
@@ -150,6 +153,56 @@ func TestScaleCreatesKeepsAndDeletesOnlyItsOwnNodes(t *testing.T) {
 	}
 	if got := nodeNames(t, cs); len(got) != 1 || got[0] != "real-gpu-1" {
 		t.Errorf("after scale to 0: %v, want only the node without kwok's annotation", got)
+	}
+}
+
+// settledNode is fake node i, Ready, with extra taints.
+func settledNode(i int, taints ...string) *corev1.Node {
+	h100, _ := LookupGPUProfile("dgx-h100")
+	n := NewNode(h100, i)
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	for _, k := range taints {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: k, Effect: corev1.TaintEffectNoSchedule})
+	}
+	return n
+}
+
+func TestNodeSchedulable(t *testing.T) {
+	notReady := settledNode(0)
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	fresh := settledNode(0)
+	fresh.Status.Conditions = nil
+	for _, c := range []struct {
+		name string
+		node *corev1.Node
+		want bool
+	}{
+		{"Ready, only kwok's taint", settledNode(0), true},
+		{"Ready, a GPU fault's taint", settledNode(0, TaintGPUHealth), true},
+		{"Ready, not-ready taint not yet lifted", settledNode(0, corev1.TaintNodeNotReady), false},
+		{"Ready, unreachable taint", settledNode(0, corev1.TaintNodeUnreachable), false},
+		{"not Ready", notReady, false},
+		{"no conditions yet", fresh, false},
+	} {
+		if got := NodeSchedulable(c.node); got != c.want {
+			t.Errorf("%s: NodeSchedulable = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestWaitNodesSchedulable(t *testing.T) {
+	sel := LabelManaged + "=true"
+	cs := fake.NewClientset(settledNode(0), settledNode(1, TaintGPUHealth))
+	if err := waitNodesSchedulable(context.Background(), cs, sel, 2, progress.Discard, "s"); err != nil {
+		t.Fatalf("two schedulable nodes: %v", err)
+	}
+
+	defer func(d time.Duration) { schedulableStall = d }(schedulableStall)
+	schedulableStall = 10 * time.Millisecond
+	cs = fake.NewClientset(settledNode(0), settledNode(1, corev1.TaintNodeNotReady))
+	err := waitNodesSchedulable(context.Background(), cs, sel, 2, progress.Discard, "s")
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 nodes schedulable") || !strings.Contains(err.Error(), corev1.TaintNodeNotReady) {
+		t.Errorf("one node still tainted: err = %v, want it to give up naming 1 of 2 and the taint", err)
 	}
 }
 

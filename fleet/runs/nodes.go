@@ -69,9 +69,12 @@ type NodesResult struct {
 	// GPUProfile.
 	OtherProfiles map[string]int `json:"otherProfiles,omitempty"`
 	// CreateSeconds is until every create and delete was answered;
-	// ReadySeconds until every node was Ready (0: not waited for).
-	CreateSeconds float64 `json:"createSeconds"`
-	ReadySeconds  float64 `json:"readySeconds,omitempty"`
+	// ReadySeconds until every node was Ready, SchedulableSeconds until
+	// the node lifecycle controller had also lifted every node's
+	// not-ready taint (0: not waited for).
+	CreateSeconds      float64 `json:"createSeconds"`
+	ReadySeconds       float64 `json:"readySeconds,omitempty"`
+	SchedulableSeconds float64 `json:"schedulableSeconds,omitempty"`
 	// Requests is every request the scale sent and what it met.
 	Requests requests.Stats `json:"requests"`
 }
@@ -88,6 +91,9 @@ func (r NodesResult) Summary() string {
 	s := fmt.Sprintf("%d nodes: %d created, %d deleted, %d kept in %.1fs", r.Nodes, r.Created, r.Deleted, r.Kept, r.CreateSeconds)
 	if r.ReadySeconds > 0 {
 		s += fmt.Sprintf(", Ready in %.1fs", r.ReadySeconds)
+	}
+	if r.SchedulableSeconds > 0 {
+		s += fmt.Sprintf(", schedulable in %.1fs", r.SchedulableSeconds)
 	}
 	if r.Requests.Rejected > 0 {
 		s += fmt.Sprintf(", %d × 429", r.Requests.Rejected)
@@ -123,7 +129,8 @@ func Nodes(ctx context.Context, env Env, o NodesOptions) (NodesResult, error) {
 		Cluster: t.String(), Nodes: o.Count, GPUProfile: gpu.Name, GPUModel: res.GPUModel, Slices: res.Slices,
 		Created: res.Created, Deleted: res.Deleted, Kept: res.Kept, OtherProfiles: res.OtherProfiles,
 		CreateSeconds: res.CreateTime.Seconds(), ReadySeconds: res.ReadyTime.Seconds(),
-		Requests: counter.Stats(),
+		SchedulableSeconds: res.SchedulableTime.Seconds(),
+		Requests:           counter.Stats(),
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -15,7 +15,7 @@ func TestNodesResultJSON(t *testing.T) {
 	res := NodesResult{
 		Run:     Run{ID: "nodes-1", Kind: "nodes", Outcome: Completed},
 		Cluster: "ghostfleet", Nodes: 1000, GPUProfile: "dgx-h100", Created: 600, Kept: 400,
-		CreateSeconds: 12.5, ReadySeconds: 20, Requests: requests.Stats{Succeeded: 601, Rejected: 3},
+		CreateSeconds: 12.5, ReadySeconds: 20, SchedulableSeconds: 95, Requests: requests.Stats{Succeeded: 601, Rejected: 3},
 	}
 	data := topLevel(t, res, map[string]any{
 		"id": "nodes-1", "kind": "nodes", "outcome": "completed", "dir": nil,
@@ -28,7 +28,7 @@ func TestNodesResultJSON(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil || back.Run != res.Run || back.Created != 600 || back.Requests.Succeeded != 601 {
 		t.Errorf("round trip: %+v, %v", back, err)
 	}
-	if got, want := res.Summary(), "1000 nodes: 600 created, 0 deleted, 400 kept in 12.5s, Ready in 20.0s, 3 × 429"; got != want {
+	if got, want := res.Summary(), "1000 nodes: 600 created, 0 deleted, 400 kept in 12.5s, Ready in 20.0s, schedulable in 95.0s, 3 × 429"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
 	res.Outcome = Interrupted

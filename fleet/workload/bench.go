@@ -33,10 +33,11 @@ type APFEvidence struct {
 	MaxInQueue map[string]float64 `json:"maxInQueue"` // most requests queued at once
 }
 
-// up creates the benchmark's fleet with profile and its nodes.
-func (b BenchFleet) up(ctx context.Context, profile fleet.ComponentProfile) (fleet.Target, error) {
+// up creates the benchmark's fleet with profile and its nodes, and waits
+// until they are all schedulable.
+func (b BenchFleet) up(ctx context.Context, profile fleet.ComponentProfile) (fleet.Target, fleet.ScaleResult, error) {
 	if fleet.Exists(ctx, b.Cluster) {
-		return fleet.Target{}, fmt.Errorf("cluster %q exists; the benchmark needs that name for its throwaway clusters: `ghostfleet clean --name %s`", b.Cluster, b.Cluster)
+		return fleet.Target{}, fleet.ScaleResult{}, fmt.Errorf("cluster %q exists; the benchmark needs that name for its throwaway clusters: `ghostfleet clean --name %s`", b.Cluster, b.Cluster)
 	}
 	done := progress.Step(b.Report, "bench-up", fmt.Sprintf("fresh fleet %s: %d %s nodes, profile %s", b.Cluster, b.Nodes, b.GPUProfile.Name, profile.Name), 30*time.Second)
 	defer done()
@@ -45,15 +46,15 @@ func (b BenchFleet) up(ctx context.Context, profile fleet.ComponentProfile) (fle
 		Binaries: func(context.Context) (binaries.Set, error) { return b.Binaries, nil },
 	})
 	if err != nil {
-		return fleet.Target{}, err
+		return fleet.Target{}, fleet.ScaleResult{}, err
 	}
 	t := fleet.Own(b.Cluster)
 	cs, err := t.Clientset(true)
 	if err != nil {
-		return t, err
+		return t, fleet.ScaleResult{}, err
 	}
-	_, err = fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: b.Nodes, Profile: b.GPUProfile, GPUModel: b.GPUModel, WaitReady: true})
-	return t, err
+	sr, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: b.Nodes, Profile: b.GPUProfile, GPUModel: b.GPUModel, WaitReady: true})
+	return t, sr, err
 }
 
 func (b BenchFleet) prometheusURL() string {
@@ -98,6 +99,12 @@ type LoadTrial struct {
 	// PeakRSS is each component's peak resident memory in MiB over its
 	// fresh fleet's life, read when the load ended.
 	PeakRSS map[string]float64 `json:"peakRssMiB,omitempty"`
+	// NodesReadySeconds and NodesSchedulableSeconds are how long the
+	// fresh fleet's nodes took, from their first create, to be Ready and
+	// then schedulable (the node lifecycle controller lifting the
+	// not-ready taint); the load starts after both.
+	NodesReadySeconds       float64 `json:"nodesReadySeconds,omitempty"`
+	NodesSchedulableSeconds float64 `json:"nodesSchedulableSeconds,omitempty"`
 }
 
 // ControlPlane are the processes whose CPU a pod costs the fleet.
@@ -156,7 +163,7 @@ func BenchLoad(ctx context.Context, b BenchFleet, profiles []fleet.ComponentProf
 }
 
 func loadTrial(ctx context.Context, b BenchFleet, profile fleet.ComponentProfile, opts LoadOptions) (LoadTrial, error) {
-	t, err := b.up(ctx, profile)
+	t, sr, err := b.up(ctx, profile)
 	if err != nil {
 		return LoadTrial{}, err
 	}
@@ -177,7 +184,8 @@ func loadTrial(ctx context.Context, b BenchFleet, profile fleet.ComponentProfile
 	if err != nil {
 		return LoadTrial{}, err
 	}
-	trial := LoadTrial{Profile: profile.Name, Result: res}
+	trial := LoadTrial{Profile: profile.Name, Result: res,
+		NodesReadySeconds: sr.ReadyTime.Seconds(), NodesSchedulableSeconds: sr.SchedulableTime.Seconds()}
 	if trial.CPU, err = fleet.CPUSince(b.Cluster, before); err != nil {
 		return trial, err
 	}
@@ -212,7 +220,7 @@ type ChurnBench struct {
 // BenchChurn runs churn at each rate in turn on one fresh fleet.
 func BenchChurn(ctx context.Context, b BenchFleet, profile fleet.ComponentProfile, rates []float64, opts ChurnOptions) (out ChurnBench, err error) {
 	out = ChurnBench{Nodes: b.Nodes, Profile: profile.Name, Duration: opts.Duration.Seconds(), Started: time.Now().UTC()}
-	t, err := b.up(ctx, profile)
+	t, _, err := b.up(ctx, profile)
 	defer func() {
 		if derr := fleet.Delete(context.WithoutCancel(ctx), b.Cluster, progress.Discard); derr != nil && err == nil {
 			err = derr

@@ -244,6 +244,7 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 		fmt.Fprintf(w, "         peak RSS MiB: apiserver %.0f, etcd %.0f, scheduler %.0f, ctrl-mgr %.0f, kwok %.0f, prometheus %.0f\n",
 			t.PeakRSS["kube-apiserver"], t.PeakRSS["etcd"], t.PeakRSS["kube-scheduler"], t.PeakRSS["kube-controller-manager"], t.PeakRSS["kwok-controller"], t.PeakRSS["prometheus"])
 		fmt.Fprintf(w, "         APF rejected %v, max queued %v\n", nonZero(t.APF.Rejected), nonZero(t.APF.MaxInQueue))
+		fmt.Fprintf(w, "         the fresh fleet's nodes were Ready after %.1fs and schedulable after %.1fs, before the load began\n", t.NodesReadySeconds, t.NodesSchedulableSeconds)
 	}
 	if res.ThroughputRatio > 0 {
 		fmt.Fprintf(w, "%s / %s throughput: %.2f×\n", res.Trials[len(res.Trials)-1].Profile, res.Trials[0].Profile, res.ThroughputRatio)

@@ -62,7 +62,7 @@ Only nodes that GhostFleet created are ever deleted.`, fleet.MaxNodes, fleet.Nod
 	fs.StringVar(&o.GPUProfile, "gpu-profile", o.GPUProfile, "GPU server new nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
 	fs.StringVar(&o.GPUModel, "gpu-model", "", "how new nodes offer their GPUs: "+strings.Join(fleet.GPUModels, " or ")+" (default: the fleet's)")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "requests in flight at once")
-	fs.BoolVar(&o.NoWait, "no-wait", false, "return once the nodes exist, without waiting for them to be Ready")
+	fs.BoolVar(&o.NoWait, "no-wait", false, "return once the nodes exist, without waiting for them to be Ready and schedulable")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	_ = cmd.RegisterFlagCompletionFunc("gpu-profile", fixed(fleet.GPUProfileNames()...))
 	_ = cmd.RegisterFlagCompletionFunc("gpu-model", fixed(fleet.GPUModels...))
@@ -99,6 +99,9 @@ func printNodes(w io.Writer, r runs.NodesResult) {
 			r.Cluster, r.Nodes, r.Created, r.Deleted, r.Kept, round(fromSeconds(r.CreateSeconds)))
 		if r.ReadySeconds > 0 {
 			fmt.Fprintf(w, ", all Ready in %s", round(fromSeconds(r.ReadySeconds)))
+		}
+		if r.SchedulableSeconds > 0 {
+			fmt.Fprintf(w, ", schedulable in %s", round(fromSeconds(r.SchedulableSeconds)))
 		}
 		fmt.Fprintln(w)
 	}

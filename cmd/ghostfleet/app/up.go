@@ -245,8 +245,8 @@ func (o *upOptions) run(ctx context.Context) error {
 			return fmt.Errorf("the cluster is up but its nodes are not: %w", err)
 		}
 		p.Close()
-		fmt.Fprintf(out, "fleet %q is up: %d %s nodes (%d GPUs as %s), profile %s; nodes created in %s, all Ready in %s\n",
-			o.name, o.nodes, gpu.Name, o.nodes*gpu.GPUs, gpuModelWords(sr.GPUModel), profile.Name, round(sr.CreateTime), round(sr.ReadyTime))
+		fmt.Fprintf(out, "fleet %q is up: %d %s nodes (%d GPUs as %s), profile %s; nodes created in %s, all Ready in %s, schedulable in %s\n",
+			o.name, o.nodes, gpu.Name, o.nodes*gpu.GPUs, gpuModelWords(sr.GPUModel), profile.Name, round(sr.CreateTime), round(sr.ReadyTime), round(sr.SchedulableTime))
 	} else {
 		p.Close()
 		fmt.Fprintf(out, "fleet %q was stopped and is running again (profile %s)\n", o.name, res.State.Profile)
