@@ -6,6 +6,7 @@
 # its own results/binpack-<time>/ folder; run.json names the profile.
 #
 #   hack/experiment-c.sh [RUNS] [NODES]      (defaults: 3, 1000)
+#   PROFILES=default hack/experiment-c.sh 1  (one run, spreading only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -14,7 +15,7 @@ nodes=${2:-1000}
 gf_build
 name=gf-exp-c
 trap '"$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
-for profile in default fast; do
+for profile in ${PROFILES:-default fast}; do
 	fresh_fleet "$profile" "$nodes"
 	for i in $(seq "$runs"); do
 		echo "== $profile, run $i of $runs"

@@ -39,7 +39,7 @@ func (b BenchFleet) up(ctx context.Context, profile fleet.ComponentProfile) (fle
 	if fleet.Exists(ctx, b.Cluster) {
 		return fleet.Target{}, fleet.ScaleResult{}, fmt.Errorf("cluster %q exists; the benchmark needs that name for its throwaway clusters: `ghostfleet clean --name %s`", b.Cluster, b.Cluster)
 	}
-	done := progress.Step(b.Report, "bench-up", fmt.Sprintf("fresh fleet %s: %d %s nodes, profile %s", b.Cluster, b.Nodes, b.GPUProfile.Name, profile.Name), 30*time.Second)
+	done := progress.Step(b.Report, "bench-up", fmt.Sprintf("fresh fleet %s: %d %s nodes, profile %s, until every node is schedulable", b.Cluster, b.Nodes, b.GPUProfile.Name, profile.Name), 0)
 	defer done()
 	_, err := fleet.Up(ctx, fleet.UpOptions{
 		Name: b.Cluster, Profile: profile, PrometheusPort: b.PrometheusPort, Versions: b.Versions, Report: progress.Discard,

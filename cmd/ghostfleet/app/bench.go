@@ -163,7 +163,8 @@ func newBenchLoadCommand(g *globals) *cobra.Command {
 		Use:   "load",
 		Short: "Run the same load under each control-plane profile and compare",
 		Long: `For each --profiles entry, bring up a fresh throwaway fleet (--name,
-default ghostfleet-bench) with --nodes GPU nodes and Prometheus, run
+default ghostfleet-bench) with --nodes GPU nodes and Prometheus, wait
+until every node is schedulable (Ready, its not-ready taint lifted), run
 ` + "`load`" + ` with --pods pods of --gpus GPUs, record each component's CPU time and peak memory (VmHWM)
 and what API Priority and Fairness rejected or queued per priority level,
 and delete the fleet. Prints the results side by side and the throughput
