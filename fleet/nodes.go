@@ -285,7 +285,7 @@ func Scale(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions) (Sca
 		res.ReadyTime = time.Since(start)
 		// Admission (TaintNodesByCondition) gives every new node the
 		// not-ready taint, and only the node lifecycle controller lifts
-		// it, at its client QPS: about 4.4 nodes/s under the default
+		// it, at its client QPS: about 4.8 nodes/s under the default
 		// profile, so 1,000 Ready nodes take minutes to accept pods.
 		done = progress.Step(report, "schedulable-nodes", fmt.Sprintf("waiting for the node lifecycle controller to lift the not-ready taint from %d nodes", opts.Count), 0)
 		err = waitNodesSchedulable(ctx, cs, LabelManaged+"=true", opts.Count, report, "schedulable-nodes")

@@ -100,9 +100,9 @@ type LoadTrial struct {
 	// fresh fleet's life, read when the load ended.
 	PeakRSS map[string]float64 `json:"peakRssMiB,omitempty"`
 	// NodesReadySeconds and NodesSchedulableSeconds are how long the
-	// fresh fleet's nodes took, from their first create, to be Ready and
-	// then schedulable (the node lifecycle controller lifting the
-	// not-ready taint); the load starts after both.
+	// fresh fleet's nodes took, from the start of their scale, to be
+	// Ready and then schedulable (the node lifecycle controller lifting
+	// the not-ready taint); the load starts after both.
 	NodesReadySeconds       float64 `json:"nodesReadySeconds,omitempty"`
 	NodesSchedulableSeconds float64 `json:"nodesSchedulableSeconds,omitempty"`
 }
