@@ -413,10 +413,8 @@ var schedulableStall = 2 * time.Minute
 // would compete with the controller it waits for.
 func waitNodesSchedulable(ctx context.Context, cs kubernetes.Interface, selector string, want int, report progress.Func, step string) error {
 	best, since := 0, time.Now()
-	var lastErr error
 	for {
 		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
-		lastErr = err
 		if err == nil {
 			n := 0
 			for i := range list.Items {
@@ -433,8 +431,8 @@ func waitNodesSchedulable(ctx context.Context, cs kubernetes.Interface, selector
 			}
 		}
 		if time.Since(since) > schedulableStall {
-			if lastErr != nil {
-				return fmt.Errorf("%d of %d nodes schedulable, and listing nodes fails: %w", best, want, lastErr)
+			if err != nil {
+				return fmt.Errorf("%d of %d nodes schedulable, and listing nodes fails: %w", best, want, err)
 			}
 			return fmt.Errorf("%d of %d nodes schedulable, and none became so in %s: the rest still carry the %s or %s taint (is kube-controller-manager running? see `ghostfleet status`)", best, want, schedulableStall, corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable)
 		}
