@@ -8,9 +8,10 @@
 #     back; train keeps watching until HOLD is over and reports the jobs
 #     broken, their time to recover and the GPU-seconds their remaining
 #     workers held meanwhile;
-#   then once, unless DOWN is 0: the same with `fault node-down --nodes
-#     DOWN` instead, no clear, and a hold of DOWN_HOLD: the node lifecycle
-#     controller evicts the workers after their 300 s toleration.
+#   then once per seed in DOWN_SEEDS (default 1), unless DOWN is 0: the
+#     same with `fault node-down --nodes DOWN --seed s` instead, no clear,
+#     and a hold of DOWN_HOLD: the node lifecycle controller evicts the
+#     workers after their 300 s toleration.
 # Each train and fault writes its own results/ folder, and each train a
 # snapshot of its window (results/snapshot-<time>/, report.html).
 #
@@ -18,6 +19,7 @@
 #   K=50 JOBS=120 HOLD=180 CLEAR=60 DOWN=20 DOWN_HOLD=480 PROFILES="default gang" \
 #     FAULT="gpu-xid --xid 79" hack/experiment-f-breaks.sh
 #   FAULT=nvlink DOWN=0 PROFILES=default hack/experiment-f-breaks.sh   (NVLink only)
+#   DOWN_SEEDS="2 3" hack/experiment-f-breaks.sh 0          (node-down only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -28,6 +30,7 @@ hold=${HOLD:-180}
 clear_after=${CLEAR:-60}
 down=${DOWN:-20}
 down_hold=${DOWN_HOLD:-480}
+down_seeds=${DOWN_SEEDS:-1}
 profiles=${PROFILES:-default gang}
 read -r -a fault <<<"${FAULT:-gpu-xid --xid 79}"
 . hack/lib.sh
@@ -75,8 +78,10 @@ for profile in $profiles; do
 		"$bin" --name "$name" unload
 	done
 	[ "$down" -gt 0 ] || continue
-	echo "== $profile: $jobs jobs, then $down nodes down (evicted after the 300 s toleration)"
-	train_then "$down_hold" 0 node-down --nodes "$down" --seed 1 || true
-	"$bin" --name "$name" fault clear --all
-	"$bin" --name "$name" unload
+	for seed in $down_seeds; do
+		echo "== $profile, node-down seed $seed: $jobs jobs, then $down nodes down (evicted after the 300 s toleration)"
+		train_then "$down_hold" 0 node-down --nodes "$down" --seed "$seed" || true
+		"$bin" --name "$name" fault clear --all
+		"$bin" --name "$name" unload
+	done
 done
