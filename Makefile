@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-d experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-d experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -102,6 +102,10 @@ experiment-b-steady:
 # Experiment C: binpack to 95 % under default and fast, three runs each.
 experiment-c:
 	hack/experiment-c.sh
+
+# The same with the fleet's GPUs as DRA devices (up --gpu-model dra).
+experiment-c-dra:
+	GPU_MODEL=dra hack/experiment-c.sh
 
 # Experiment D: the churn knee by search, three rounds of default, tuned
 # and default without Prometheus, each on a fresh fleet.

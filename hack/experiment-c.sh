@@ -7,6 +7,8 @@
 #
 #   hack/experiment-c.sh [RUNS] [NODES]      (defaults: 3, 1000)
 #   PROFILES=default hack/experiment-c.sh 1  (one run, spreading only)
+#   GPU_MODEL=dra hack/experiment-c.sh       (GPUs as DRA devices: the
+#     pods ask through a ResourceClaimTemplate per size, --claim count)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -16,7 +18,7 @@ gf_build
 name=gf-exp-c
 trap '"$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 for profile in ${PROFILES:-default fast}; do
-	fresh_fleet "$profile" "$nodes"
+	fresh_fleet "$profile" "$nodes" --gpu-model "${GPU_MODEL:-extended}"
 	for i in $(seq "$runs"); do
 		echo "== $profile, run $i of $runs"
 		"$bin" --name "$name" binpack --fill 0.95 --seed 1

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,7 @@ func TestBinpackOptionsValidate(t *testing.T) {
 		{"rate 0", func(o *BinpackOptions) { o.Rate = 0 }, "rate 0 is out of range: allowed are more than 0 and at most 5000 pods/s"},
 		{"timeout 0", func(o *BinpackOptions) { o.Timeout = 0 * time.Second }, "timeout 0s is out of range: it must be more than 0"},
 		{"size past the node", func(o *BinpackOptions) { o.Mix = map[int]int{16: 1} }, "mix size 16 GPUs is more than any node has (largest: 8)"},
+		{"a narrowed claim", func(o *BinpackOptions) { o.Claim = "nvlink" }, `--claim "nvlink" is not a claim binpack takes: allowed are none, count (a fill counts every GPU of the fleet)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,6 +59,23 @@ func TestBinpackOptionsValidate(t *testing.T) {
 				t.Errorf("error %q, want %q", got, tc.want)
 			}
 		})
+	}
+	// On a fleet of DRA nodes a fill asks for devices unless told
+	// otherwise, and nvidia.com/gpu, which no node offers, is refused.
+	dra := workload.Capacity{FakeNodes: 100, Devices: 800, FreeDevices: 800, MaxNodeDevices: 8}
+	o = NewBinpackOptions()
+	if err := o.Validate(dra); err != nil || o.Claim != workload.ClaimCount {
+		t.Errorf("DRA fleet, no claim: claim %q, error %v; want count and none", o.Claim, err)
+	}
+	o = NewBinpackOptions()
+	o.Claim = workload.ClaimNone
+	if err := o.Validate(dra); !strings.Contains(errorText(err), "offer their GPUs through DRA") {
+		t.Errorf("DRA fleet, --claim none: error %q", errorText(err))
+	}
+	o = NewBinpackOptions()
+	o.Claim = workload.ClaimCount
+	if err := o.Validate(dgx); !strings.Contains(errorText(err), "the fleet publishes no GPU devices") {
+		t.Errorf("extended fleet, --claim count: error %q", errorText(err))
 	}
 	for mix, want := range map[string]string{
 		"1:40,x": `mix entry "x" is not SIZE:WEIGHT with SIZE ≥ 1 GPU and WEIGHT ≥ 0 (e.g. 1:40,2:30,4:20,8:10)`,

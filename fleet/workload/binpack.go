@@ -3,7 +3,9 @@ package workload
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,18 +59,30 @@ type BinpackOptions struct {
 	Rate      float64       `json:"rate"` // pods created per second, below the scheduler's throughput
 	Seed      uint64        `json:"seed"`
 	Timeout   time.Duration `json:"timeout"`
-	Report    progress.Func `json:"-"`
+	// Claim is how pods ask for their GPUs: none (nvidia.com/gpu) or
+	// count (a ResourceClaimTemplate per pod size); empty: as the fleet
+	// offers them (BinpackClaims).
+	Claim  string        `json:"claim,omitempty"`
+	Report progress.Func `json:"-"`
 }
+
+// BinpackClaims are the claim modes a fill takes: the GPUs it fills are
+// the fleet's, so a claim narrowed to some of them (a product, an NVLink
+// domain) would measure the fill against GPUs its pods cannot use.
+var BinpackClaims = []string{ClaimNone, ClaimCount}
 
 // Validate checks the options.
 func (o *BinpackOptions) Validate(c Capacity) error {
 	if err := o.Check(); err != nil {
 		return err
 	}
-	for size := range o.Mix {
-		if int64(size) > c.MaxNodeGPUs {
-			return fmt.Errorf("mix size %d GPUs is more than any node has (largest: %d)", size, c.MaxNodeGPUs)
-		}
+	largest := slices.Max(slices.Collect(maps.Keys(o.Mix)))
+	_, maxNode, err := fleetClaim(&o.Claim, largest, c, false)
+	if err != nil {
+		return err
+	}
+	if int64(largest) > maxNode {
+		return fmt.Errorf("mix size %d GPUs is more than any node has (largest: %d)", largest, maxNode)
 	}
 	return nil
 }
@@ -83,6 +97,8 @@ func (o *BinpackOptions) Check() error {
 		return fmt.Errorf("rate %g is out of range: allowed are more than 0 and at most 5000 pods/s", o.Rate)
 	case o.Timeout <= 0:
 		return fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
+	case o.Claim != "" && !slices.Contains(BinpackClaims, o.Claim):
+		return fmt.Errorf("--claim %q is not a claim binpack takes: allowed are %s (a fill counts every GPU of the fleet)", o.Claim, strings.Join(BinpackClaims, ", "))
 	}
 	if o.Report == nil {
 		o.Report = progress.Discard
@@ -136,6 +152,9 @@ type BinpackResult struct {
 	TargetGPUs    int64   `json:"targetGpus"`
 	Pods          int     `json:"pods"`
 	ScheduledGPUs int64   `json:"scheduledGpus"`
+	// Claim is count when the pods asked through DRA claims (empty:
+	// nvidia.com/gpu).
+	Claim string `json:"claim,omitempty"`
 	// Occupancy is the share of the fleet's GPUs allocated at the end.
 	Occupancy float64  `json:"occupancy"`
 	Deciles   []Decile `json:"deciles"`
@@ -157,10 +176,20 @@ type BinpackResult struct {
 // the fragmentation left at the end. How the run ended (all scheduled,
 // stalled, timed out, interrupted) is the record's Outcome.
 func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capacity) (BinpackResult, record.Record, error) {
-	totalGPUs := c.TotalGPUs
 	rec := record.Record{ID: opts.RunID, Kind: "binpack", Params: opts, Started: time.Now().UTC()}
-	used := totalGPUs - c.FreeGPUs
+	claim, err := ParseClaim(opts.Claim)
+	if err != nil {
+		return BinpackResult{}, rec, err
+	}
+	totalGPUs, freeGPUs, maxNode := c.TotalGPUs, c.FreeGPUs, c.MaxNodeGPUs
+	if claim.DRA() {
+		totalGPUs, freeGPUs, maxNode = c.Devices, c.FreeDevices, c.MaxNodeDevices
+	}
+	used := totalGPUs - freeGPUs
 	res := BinpackResult{Fill: opts.Fill, TotalGPUs: totalGPUs, TargetGPUs: int64(opts.Fill*float64(totalGPUs)) - used}
+	if claim.DRA() {
+		res.Claim = claim.String()
+	}
 	if res.TargetGPUs <= 0 {
 		return res, rec, fmt.Errorf("the fleet is already %.0f%% full: nothing to fill up to %.0f%%", 100*float64(used)/float64(totalGPUs), 100*opts.Fill)
 	}
@@ -172,6 +201,17 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 	}
 	tracker := r.tracker
 	defer tracker.Stop()
+	// On DRA, one template per pod size: a template asks for an exact
+	// count of devices.
+	template := func(size int) string { return fmt.Sprintf("%s-%dgpu", opts.RunID, size) }
+	if claim.DRA() {
+		for size := range opts.Mix {
+			t := claim.Template(template(size), size, map[string]string{LabelRun: opts.RunID})
+			if err := CreateClaimTemplate(ctx, clients.Admin, opts.Namespace, t); err != nil {
+				return res, rec, err
+			}
+		}
+	}
 
 	start := time.Now()
 	createDone := progress.Step(opts.Report, "create", fmt.Sprintf("creating %d pods (%d GPUs) at %g pods/s", len(sizes), res.TargetGPUs, opts.Rate), 0)
@@ -188,6 +228,9 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 			},
 			Spec: PodSpec(size),
 		}
+		if claim.DRA() {
+			pod.Spec = WithClaim(pod.Spec, template(size))
+		}
 		tracker.Sending(pod.Name)
 		if _, err := r.load.CoreV1().Pods(opts.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
 			createErrs++
@@ -199,7 +242,7 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 	})
 	res = binpackAccounting(res, tracker.Pods(), totalGPUs, used)
 	res.CreateErrors, res.Requests = createErrs, r.requests.Stats()
-	if res.FreeGPUsPerNode, res.StrandedForWholeNode, err = fragmentation(ctx, clients, c); err != nil {
+	if res.FreeGPUsPerNode, res.StrandedForWholeNode, err = fragmentation(ctx, clients, maxNode, claim.DRA()); err != nil {
 		return res, rec, err
 	}
 	res.DurationSeconds = w.End.Sub(start).Seconds()
@@ -259,28 +302,49 @@ func binpackAccounting(res BinpackResult, pods []PodTimes, total, used int64) Bi
 }
 
 // fragmentation counts nodes by free GPUs, and the free GPUs no whole-node
-// pod can use.
-func fragmentation(ctx context.Context, clients Clients, c Capacity) ([]int, int64, error) {
+// pod can use: GPUs are nvidia.com/gpu held by bound pods or, on DRA,
+// published devices allocated to claims. maxNode is the most GPUs a node
+// has.
+func fragmentation(ctx context.Context, clients Clients, maxNode int64, dra bool) ([]int, int64, error) {
 	nodes, err := clients.Admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fleet.LabelType + "=kwok"})
 	if err != nil {
 		return nil, 0, err
 	}
-	used, err := fleet.AllocatedGPUs(ctx, clients.Admin)
-	if err != nil {
-		return nil, 0, err
+	var has, used map[string]int64
+	if dra {
+		inv, err := fleet.ListDRA(ctx, clients.Admin)
+		if err != nil {
+			return nil, 0, err
+		}
+		has, used = inv.Published, inv.Allocated
+	} else {
+		if used, err = fleet.AllocatedGPUs(ctx, clients.Admin); err != nil {
+			return nil, 0, err
+		}
+		has = map[string]int64{}
+		for _, n := range nodes.Items {
+			q := n.Status.Allocatable[fleet.ResourceGPU]
+			has[n.Name] = q.Value()
+		}
 	}
-	hist := make([]int, c.MaxNodeGPUs+1)
+	hist, stranded := freeHistogram(nodes.Items, has, used, maxNode)
+	return hist, stranded, nil
+}
+
+// freeHistogram counts nodes by free GPUs (has minus used, index = free)
+// and sums the free GPUs on nodes that are partly used.
+func freeHistogram(nodes []corev1.Node, has, used map[string]int64, maxNode int64) ([]int, int64) {
+	hist := make([]int, maxNode+1)
 	var stranded int64
-	for _, n := range nodes.Items {
-		q := n.Status.Allocatable[fleet.ResourceGPU]
-		free := q.Value() - used[n.Name]
-		if free < 0 || free > c.MaxNodeGPUs {
+	for _, n := range nodes {
+		free := has[n.Name] - used[n.Name]
+		if free < 0 || free > maxNode {
 			continue
 		}
 		hist[free]++
-		if free < c.MaxNodeGPUs {
+		if free < maxNode {
 			stranded += free
 		}
 	}
-	return hist, stranded, nil
+	return hist, stranded
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +115,26 @@ func TestBinpackAccounting(t *testing.T) {
 		if w, ok := want[d.Occupancy]; !ok || d.Latency.P50 != w {
 			t.Errorf("decile %s latency %v, want %v", d.Occupancy, d.Latency.P50, w)
 		}
+	}
+}
+
+// The fragmentation left: nodes by free GPUs, and the free GPUs on
+// partly used nodes, which no whole-node pod can use; the same whether
+// GPUs are nvidia.com/gpu or DRA devices (the caller says what each node
+// has and uses).
+func TestFreeHistogram(t *testing.T) {
+	node := func(name string) corev1.Node { return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}} }
+	nodes := []corev1.Node{node("empty"), node("part"), node("full"), node("other")}
+	has := map[string]int64{"empty": 8, "part": 8, "full": 8, "other": 4}
+	used := map[string]int64{"part": 3, "full": 8, "other": 1}
+	hist, stranded := freeHistogram(nodes, has, used, 8)
+	if want := []int{1, 0, 0, 1, 0, 1, 0, 0, 1}; !slices.Equal(hist, want) {
+		t.Errorf("nodes by free GPUs %v, want %v", hist, want)
+	}
+	// part's 5 and other's 3: a node with fewer than 8 GPUs never fits
+	// an 8-GPU pod either.
+	if stranded != 8 {
+		t.Errorf("stranded %d, want 8", stranded)
 	}
 }
 

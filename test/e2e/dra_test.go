@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/watch"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
@@ -25,8 +26,9 @@ const draCluster = "ghostfleet-e2e-dra"
 // real scheduler and marked Running by kwok; status and the console's data
 // layer count the allocated devices; a claim no node can satisfy is
 // refused, or with --allow-unschedulable reported with the scheduler's
-// reason instead of waiting out the timeout; scaling down takes the
-// slices with the nodes.
+// reason instead of waiting out the timeout; binpack fills the devices
+// with a template per pod size; scaling down takes the slices with the
+// nodes.
 func TestDRA(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -143,6 +145,42 @@ func TestDRA(t *testing.T) {
 		}
 		if took := time.Since(start); took > 3*time.Minute {
 			t.Errorf("took %s: waited for the timeout", took)
+		}
+	})
+
+	t.Run("binpack fills devices through a template per size", func(t *testing.T) {
+		if r := ghostfleet(t, ctx, "unload", "--name", draCluster); r.code != 0 {
+			t.Fatalf("unload: %s", r.errOut)
+		}
+		r := ghostfleet(t, ctx, "binpack", "--fill", "0.5", "--name", draCluster, "-o", "json", "--results-dir", resultsDir)
+		var res runs.BinpackResult
+		if err := json.Unmarshal([]byte(r.out), &res); err != nil || r.code != 0 {
+			t.Fatalf("exit %d, %v: %s%s", r.code, err, r.out, r.errOut)
+		}
+		if res.Claim != workload.ClaimCount || res.TotalGPUs != 160 || res.Outcome != runs.AllScheduled || res.ScheduledGPUs != res.TargetGPUs || res.TargetGPUs != 80 {
+			t.Errorf("claim %q, %d of %d GPUs scheduled (target %d), %s; want count, all 80 of 160", res.Claim, res.ScheduledGPUs, res.TotalGPUs, res.TargetGPUs, res.Outcome)
+		}
+		nodes, free := 0, 0
+		for f, n := range res.FreeGPUsPerNode {
+			nodes += n
+			free += f * n
+		}
+		if nodes != 20 || free != 80 {
+			t.Errorf("nodes by free GPUs %v: %d nodes with %d free, want 20 with 80", res.FreeGPUsPerNode, nodes, free)
+		}
+		claims, err := cs.ResourceV1().ResourceClaims("gf-binpack").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(claims.Items) != res.Pods {
+			t.Errorf("%d claims for %d pods", len(claims.Items), res.Pods)
+		}
+		if st := statusOf(t, ctx, draCluster); st.GPUs.Allocated != 80 {
+			t.Errorf("status: %d GPUs allocated, want 80", st.GPUs.Allocated)
+		}
+		r = ghostfleet(t, ctx, "binpack", "--fill", "0.6", "--claim", "nvlink", "--name", draCluster)
+		if r.code == 0 || !strings.Contains(r.errOut, `--claim "nvlink" is not a claim binpack takes`) {
+			t.Errorf("--claim nvlink: exit %d, %q", r.code, r.errOut)
 		}
 	})
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -29,9 +30,15 @@ created at a steady --rate below the scheduler's throughput so that the
 time from creation to binding is the scheduler's own work. Reports that
 latency per decile of occupancy (does it climb as feasible nodes become
 scarce?), pods left unschedulable by size, and the fragmentation left:
-nodes by free GPUs and the free GPUs no whole-node pod can use.`,
+nodes by free GPUs and the free GPUs no whole-node pod can use.
+
+On a fleet up with --gpu-model dra the pods ask for their GPUs through
+ResourceClaimTemplates, one per pod size (--claim count, the default
+there): the scheduler's DRA allocator places them, and the fill and the
+fragmentation count devices allocated to claims.`,
 		Example: `  ghostfleet binpack --fill 0.95
-  ghostfleet binpack --fill 0.9 --mix 1:10,8:90`,
+  ghostfleet binpack --fill 0.9 --mix 1:10,8:90
+  ghostfleet binpack --fill 0.95 --claim count   # on a fleet up with --gpu-model dra`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
@@ -42,7 +49,9 @@ nodes by free GPUs and the free GPUs no whole-node pod can use.`,
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the size draw (same seed, same pods)")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
+	fs.StringVar(&o.Claim, "claim", "", "how pods ask for GPUs: "+strings.Join(workload.BinpackClaims, " or ")+" (default: as the fleet offers them)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("claim", fixed(workload.BinpackClaims...))
 	return cmd
 }
 
@@ -68,7 +77,11 @@ func (o *binpackOptions) run(ctx context.Context) error {
 }
 
 func printBinpack(w io.Writer, r runs.BinpackResult) {
-	fmt.Fprintf(w, "binpack: %d pods for %d of %d GPUs (fill %.0f%%) — %s after %.1fs\n", r.Pods, r.TargetGPUs, r.TotalGPUs, 100*r.Fill, r.Outcome, r.DurationSeconds)
+	claim := ""
+	if r.Claim != "" {
+		claim = ", claim " + r.Claim
+	}
+	fmt.Fprintf(w, "binpack: %d pods for %d of %d GPUs (fill %.0f%%%s) — %s after %.1fs\n", r.Pods, r.TargetGPUs, r.TotalGPUs, 100*r.Fill, claim, r.Outcome, r.DurationSeconds)
 	fmt.Fprintf(w, "  occupancy reached %.1f%%; unschedulable pods by size %v\n", 100*r.Occupancy, r.UnschedulableBySize)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  occupancy at bind\tpods\tbound/s\tcreate→scheduled p50\tp99")
