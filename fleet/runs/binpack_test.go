@@ -49,6 +49,7 @@ func TestBinpackOptionsValidate(t *testing.T) {
 		{"rate 0", func(o *BinpackOptions) { o.Rate = 0 }, "rate 0 is out of range: allowed are more than 0 and at most 5000 pods/s"},
 		{"timeout 0", func(o *BinpackOptions) { o.Timeout = 0 * time.Second }, "timeout 0s is out of range: it must be more than 0"},
 		{"size past the node", func(o *BinpackOptions) { o.Mix = map[int]int{16: 1} }, "mix size 16 GPUs is more than any node has (largest: 8)"},
+		{"no mix", func(o *BinpackOptions) { o.Mix = nil }, "the mix is empty: it needs at least one pod size (e.g. 1:40,2:30,4:20,8:10)"},
 		{"a narrowed claim", func(o *BinpackOptions) { o.Claim = "nvlink" }, `--claim "nvlink" is not a claim binpack takes: allowed are none, count (a fill counts every GPU of the fleet)`},
 	}
 	for _, tc := range tests {

@@ -97,6 +97,8 @@ func (o *BinpackOptions) Check() error {
 		return fmt.Errorf("rate %g is out of range: allowed are more than 0 and at most 5000 pods/s", o.Rate)
 	case o.Timeout <= 0:
 		return fmt.Errorf("timeout %s is out of range: it must be more than 0", o.Timeout)
+	case len(o.Mix) == 0:
+		return fmt.Errorf("the mix is empty: it needs at least one pod size (e.g. 1:40,2:30,4:20,8:10)")
 	case o.Claim != "" && !slices.Contains(BinpackClaims, o.Claim):
 		return fmt.Errorf("--claim %q is not a claim binpack takes: allowed are %s (a fill counts every GPU of the fleet)", o.Claim, strings.Join(BinpackClaims, ", "))
 	}
