@@ -229,11 +229,7 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 		return err
 	}
 	w := o.streams.Out
-	claim := ""
-	if opts.Claim != "" && opts.Claim != workload.ClaimNone {
-		claim = ", claim " + opts.Claim
-	}
-	fmt.Fprintf(w, "load %d pods × %d GPU (%s mode%s) on %d nodes, GPUs as %s\n", o.pods, o.gpus, o.mode, claim, o.nodes, gpuModelWords(o.gpuModel))
+	fmt.Fprintf(w, "load %d pods × %d GPU (%s mode%s) on %d nodes, GPUs as %s\n", o.pods, o.gpus, o.mode, claimWords(opts.Claim), o.nodes, gpuModelWords(o.gpuModel))
 	fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %9s  %-10s %s\n", "profile", "sched/s", "all run s", "p50 s", "p99 s", "backlog", "bottleneck", "CPU s (apiserver, etcd, scheduler, ctrl-mgr, kwok, ghostfleet)")
 	for _, t := range res.Trials {
 		r := t.Result

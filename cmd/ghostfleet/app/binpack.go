@@ -77,11 +77,7 @@ func (o *binpackOptions) run(ctx context.Context) error {
 }
 
 func printBinpack(w io.Writer, r runs.BinpackResult) {
-	claim := ""
-	if r.Claim != "" {
-		claim = ", claim " + r.Claim
-	}
-	fmt.Fprintf(w, "binpack: %d pods for %d of %d GPUs (fill %.0f%%%s) — %s after %.1fs\n", r.Pods, r.TargetGPUs, r.TotalGPUs, 100*r.Fill, claim, r.Outcome, r.DurationSeconds)
+	fmt.Fprintf(w, "binpack: %d pods for %d of %d GPUs (fill %.0f%%%s) — %s after %.1fs\n", r.Pods, r.TargetGPUs, r.TotalGPUs, 100*r.Fill, claimWords(r.Claim), r.Outcome, r.DurationSeconds)
 	fmt.Fprintf(w, "  occupancy reached %.1f%%; unschedulable pods by size %v\n", 100*r.Occupancy, r.UnschedulableBySize)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  occupancy at bind\tpods\tbound/s\tcreate→scheduled p50\tp99")

@@ -138,11 +138,7 @@ func printLoad(w io.Writer, r workload.LoadResult) {
 	if r.TargetRate > 0 {
 		pattern = fmt.Sprintf("%s, %g pods/s", r.Pattern, r.TargetRate)
 	}
-	claim := ""
-	if r.Claim != "" {
-		claim = ", claim " + r.Claim
-	}
-	fmt.Fprintf(w, "load: %d pods × %d GPU (%s mode, %s%s)%s\n", r.Pods, r.GPUsPerPod, r.Mode, pattern, claim, status)
+	fmt.Fprintf(w, "load: %d pods × %d GPU (%s mode, %s%s)%s\n", r.Pods, r.GPUsPerPod, r.Mode, pattern, claimWords(r.Claim), status)
 	if r.CreateSeconds > 0 {
 		fmt.Fprintf(w, "  all created   %7.2fs  (%.0f pods/s)\n", r.CreateSeconds, r.CreateRate)
 	} else {
@@ -200,4 +196,13 @@ func startupJudgement(r workload.LoadResult) string {
 		verb = "misses"
 	}
 	return fmt.Sprintf("pod_startup p99 %.2fs %s the upstream pod startup SLO (p99 ≤ %gs in steady state)", p99, verb, report.PodStartupThreshold)
+}
+
+// claimWords is ", claim MODE" for a header line when pods asked through
+// DRA claims, and nothing for nvidia.com/gpu.
+func claimWords(claim string) string {
+	if claim == "" || claim == workload.ClaimNone {
+		return ""
+	}
+	return ", claim " + claim
 }
