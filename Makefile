@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-d experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-d experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -106,6 +106,11 @@ experiment-c:
 # The same with the fleet's GPUs as DRA devices (up --gpu-model dra).
 experiment-c-dra:
 	GPU_MODEL=dra hack/experiment-c.sh
+
+# DRA devices whose DeviceClass serves nvidia.com/gpu, pods asking for
+# it, under fast: can devices be packed?
+experiment-c-dra-extended:
+	GPU_MODEL=dra DRA_EXTENDED=1 PROFILES=fast hack/experiment-c.sh
 
 # Experiment D: the churn knee by search, three rounds of default, tuned
 # and default without Prometheus, each on a fresh fleet.

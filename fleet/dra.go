@@ -55,6 +55,16 @@ func CheckGPUModel(m string) error {
 	return fmt.Errorf("unknown GPU model %q: allowed are %s", m, strings.Join(GPUModels, ", "))
 }
 
+// CheckDRAExtendedResource refuses --dra-extended-resource on a fleet
+// whose GPU model (empty: not yet known) is not dra: only a DeviceClass
+// can serve nvidia.com/gpu from devices.
+func CheckDRAExtendedResource(extended bool, model string) error {
+	if extended && model != "" && model != GPUModelDRA {
+		return fmt.Errorf("--dra-extended-resource serves nvidia.com/gpu from DRA devices, and the GPU model is %s: allowed only with --gpu-model %s", model, GPUModelDRA)
+	}
+	return nil
+}
+
 // nodeGPUModel is the model node n was made with.
 func nodeGPUModel(n *corev1.Node) string {
 	if m := n.Labels[LabelGPUModel]; m != "" {
@@ -74,34 +84,71 @@ func asDRANode(n *corev1.Node) *corev1.Node {
 }
 
 // NewDeviceClass is the class a claim names to get one of the fleet's
-// GPUs, as NVIDIA's DRA driver installs it.
-func NewDeviceClass() *resourcev1.DeviceClass {
-	return &resourcev1.DeviceClass{
+// GPUs, as NVIDIA's DRA driver installs it. With extended, the class also
+// serves pods that ask for nvidia.com/gpu (its extendedResourceName,
+// Kubernetes 1.36's DRAExtendedResource, beta): the scheduler gives each
+// such pod a claim for that many devices, and NodeResourcesFit scores
+// nvidia.com/gpu from the devices, so a MostAllocated profile packs them.
+func NewDeviceClass(extended bool) *resourcev1.DeviceClass {
+	c := &resourcev1.DeviceClass{
 		ObjectMeta: metav1.ObjectMeta{Name: DeviceClassGPU, Labels: map[string]string{LabelManaged: "true"}},
 		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
 			Expression: fmt.Sprintf(`device.driver == %q && device.attributes[%q].type == "gpu"`, DRADriver, DRADriver),
 		}}}},
 	}
+	if extended {
+		c.Spec.ExtendedResourceName = ptr.To(ResourceGPU)
+	}
+	return c
 }
 
-// EnsureDeviceClass creates the GPU DeviceClass unless it exists. It
+// EnsureDeviceClass creates the GPU DeviceClass unless it exists, and
+// with extended makes it serve nvidia.com/gpu (NewDeviceClass) if it does
+// not yet; it never takes that away, so growing a fleet keeps it. It
 // lists first, so that growing a fleet costs no refused create (a 409 in
 // the scale's request counts).
-func EnsureDeviceClass(ctx context.Context, cs kubernetes.Interface) error {
+func EnsureDeviceClass(ctx context.Context, cs kubernetes.Interface, extended bool) error {
 	list, err := cs.ResourceV1().DeviceClasses().List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + DeviceClassGPU})
 	if err != nil {
 		return fmt.Errorf("listing DeviceClasses: %w", err)
 	}
 	for _, c := range list.Items {
-		if c.Name == DeviceClassGPU {
+		if c.Name != DeviceClassGPU {
+			continue
+		}
+		if !extended || ptr.Deref(c.Spec.ExtendedResourceName, "") == ResourceGPU {
 			return nil
 		}
+		c.Spec.ExtendedResourceName = ptr.To(ResourceGPU)
+		if _, err := cs.ResourceV1().DeviceClasses().Update(ctx, &c, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("making DeviceClass %s serve %s: %w", DeviceClassGPU, ResourceGPU, err)
+		}
+		return nil
 	}
-	_, err = cs.ResourceV1().DeviceClasses().Create(ctx, NewDeviceClass(), metav1.CreateOptions{})
+	_, err = cs.ResourceV1().DeviceClasses().Create(ctx, NewDeviceClass(extended), metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating DeviceClass %s: %w", DeviceClassGPU, err)
 	}
 	return nil
+}
+
+// ServesExtendedGPU says whether a DeviceClass serves nvidia.com/gpu
+// requests with devices (its extendedResourceName): then pods that ask
+// for nvidia.com/gpu can run on a DRA fleet's nodes.
+func ServesExtendedGPU(ctx context.Context, cs kubernetes.Interface) (bool, error) {
+	list, err := cs.ResourceV1().DeviceClasses().List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("listing DeviceClasses: %w", err)
+	}
+	for _, c := range list.Items {
+		if ptr.Deref(c.Spec.ExtendedResourceName, "") == ResourceGPU {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // SliceName is the name of node's ResourceSlice.

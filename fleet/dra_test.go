@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
@@ -86,10 +88,54 @@ func TestNewResourceSlice(t *testing.T) {
 }
 
 func TestNewDeviceClass(t *testing.T) {
-	c := NewDeviceClass()
+	c := NewDeviceClass(false)
 	if c.Name != DeviceClassGPU || len(c.Spec.Selectors) != 1 ||
 		c.Spec.Selectors[0].CEL.Expression != `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"` {
 		t.Errorf("class %s selectors %+v", c.Name, c.Spec.Selectors)
+	}
+	if c.Spec.ExtendedResourceName != nil {
+		t.Errorf("a plain class serves %s", *c.Spec.ExtendedResourceName)
+	}
+	if c := NewDeviceClass(true); ptr.Deref(c.Spec.ExtendedResourceName, "") != ResourceGPU {
+		t.Errorf("extended class serves %v, want %s", c.Spec.ExtendedResourceName, ResourceGPU)
+	}
+}
+
+// A fleet made without --dra-extended-resource gains it on a later scale
+// with it, keeps it on one without, and an extended fleet refuses it.
+func TestScaleDRAExtendedResource(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset()
+	p, _ := LookupGPUProfile("dgx-h100")
+	serves := func() bool {
+		ok, err := ServesExtendedGPU(ctx, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if _, err := Scale(ctx, cs, ScaleOptions{Count: 2, Profile: p, GPUModel: GPUModelDRA, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if serves() {
+		t.Fatal("a plain DRA fleet serves nvidia.com/gpu")
+	}
+	if _, err := Scale(ctx, cs, ScaleOptions{Count: 3, Profile: p, DRAExtendedResource: true, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if !serves() {
+		t.Fatal("--dra-extended-resource did not make the class serve nvidia.com/gpu")
+	}
+	if _, err := Scale(ctx, cs, ScaleOptions{Count: 4, Profile: p, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if !serves() {
+		t.Fatal("a later scale took the mapping away")
+	}
+	other := fake.NewClientset()
+	_, err := Scale(ctx, other, ScaleOptions{Count: 1, Profile: p, DRAExtendedResource: true, Workers: 1})
+	if err == nil || !strings.Contains(err.Error(), "--gpu-model dra") {
+		t.Errorf("an extended fleet with --dra-extended-resource: %v", err)
 	}
 }
 
@@ -182,5 +228,20 @@ func TestClaimGPUs(t *testing.T) {
 	pub := SliceGPUs([]*resourcev1.ResourceSlice{slice("a", 8), slice("b", 4), {Spec: resourcev1.ResourceSliceSpec{Driver: "other", NodeName: ptr.To("a"), Devices: make([]resourcev1.Device, 2)}}})
 	if pub["a"] != 8 || pub["b"] != 4 {
 		t.Errorf("SliceGPUs = %v", pub)
+	}
+}
+
+// A pod whose nvidia.com/gpu the scheduler served with devices holds them
+// through its claim: PodGPUs must not count them again.
+func TestPodGPUsServedByDRA(t *testing.T) {
+	p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{ResourceGPU: resource.MustParse("8")}},
+	}}}}
+	if g := PodGPUs(p); g != 8 {
+		t.Fatalf("before scheduling: %d GPUs, want 8", g)
+	}
+	p.Status.ExtendedResourceClaimStatus = &corev1.PodExtendedResourceClaimStatus{ResourceClaimName: "p-extended-resources-x"}
+	if g := PodGPUs(p); g != 0 {
+		t.Errorf("served by a claim: %d GPUs, want 0", g)
 	}
 }

@@ -140,6 +140,10 @@ type ScaleOptions struct {
 	// GPUModel is how new nodes offer their GPUs (GPUModels); empty keeps
 	// the fleet's: that of its nodes, extended when it has none.
 	GPUModel string
+	// DRAExtendedResource makes a DRA fleet's DeviceClass also serve pods
+	// that ask for nvidia.com/gpu (NewDeviceClass); a fleet keeps it once
+	// set. Refused on a fleet whose model is not dra.
+	DRAExtendedResource bool
 	// Workers is how many requests are in flight at once.
 	Workers int
 	// WaitReady waits until every node reports Ready, then until every
@@ -226,8 +230,11 @@ func Scale(ctx context.Context, cs kubernetes.Interface, opts ScaleOptions) (Sca
 	sort.Strings(toDelete)
 
 	dra := res.GPUModel == GPUModelDRA
+	if err := CheckDRAExtendedResource(opts.DRAExtendedResource, res.GPUModel); err != nil {
+		return res, err
+	}
 	if dra && opts.Count > 0 {
-		if err := EnsureDeviceClass(ctx, cs); err != nil {
+		if err := EnsureDeviceClass(ctx, cs, opts.DRAExtendedResource); err != nil {
 			return res, err
 		}
 	}

@@ -312,7 +312,14 @@ func holdsGPUs(p *corev1.Pod) bool {
 
 // PodGPUs is the pod's effective nvidia.com/gpu request, as the scheduler
 // counts it: the larger of the sum over containers and any init container.
+// It is 0 once the scheduler has served the request with DRA devices
+// (status.extendedResourceClaimStatus names the claim it made for them,
+// see NewDeviceClass): those GPUs are the claim's devices and count with
+// every claim's (ClaimGPUs), not a second time here.
 func PodGPUs(p *corev1.Pod) int64 {
+	if p.Status.ExtendedResourceClaimStatus != nil {
+		return 0
+	}
 	var sum, initMax int64
 	for _, c := range p.Spec.Containers {
 		sum += gpuRequest(c)

@@ -62,7 +62,7 @@ func TestBinpackOptionsValidate(t *testing.T) {
 		})
 	}
 	// On a fleet of DRA nodes a fill asks for devices unless told
-	// otherwise, and nvidia.com/gpu, which no node offers, is refused.
+	// otherwise, and nvidia.com/gpu, which no node offers, is refused...
 	dra := workload.Capacity{FakeNodes: 100, Devices: 800, FreeDevices: 800, MaxNodeDevices: 8}
 	o = NewBinpackOptions()
 	if err := o.Validate(dra); err != nil || o.Claim != workload.ClaimCount {
@@ -72,6 +72,13 @@ func TestBinpackOptionsValidate(t *testing.T) {
 	o.Claim = workload.ClaimNone
 	if err := o.Validate(dra); !strings.Contains(errorText(err), "offer their GPUs through DRA") {
 		t.Errorf("DRA fleet, --claim none: error %q", errorText(err))
+	}
+	// Unless a DeviceClass serves nvidia.com/gpu from the devices.
+	dra.ServesExtended = true
+	o = NewBinpackOptions()
+	o.Claim = workload.ClaimNone
+	if err := o.Validate(dra); err != nil {
+		t.Errorf("DRA fleet serving nvidia.com/gpu, --claim none: %v", err)
 	}
 	o = NewBinpackOptions()
 	o.Claim = workload.ClaimCount

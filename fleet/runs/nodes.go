@@ -17,6 +17,9 @@ type NodesOptions struct {
 	// (nvidia.com/gpu) or fleet.GPUModelDRA (a ResourceSlice each); empty
 	// keeps the fleet's.
 	GPUModel string `json:"gpuModel,omitempty"`
+	// DRAExtendedResource makes a DRA fleet's DeviceClass also serve
+	// pods that ask for nvidia.com/gpu (fleet.NewDeviceClass).
+	DRAExtendedResource bool `json:"draExtendedResource,omitempty"`
 	// Workers is how many requests are in flight at once.
 	Workers int `json:"workers"`
 	// NoWait returns once the nodes exist, without waiting for Ready.
@@ -43,6 +46,9 @@ func (o NodesOptions) Validate() error {
 		if err := fleet.CheckGPUModel(o.GPUModel); err != nil {
 			return err
 		}
+	}
+	if err := fleet.CheckDRAExtendedResource(o.DRAExtendedResource, o.GPUModel); err != nil {
+		return err
 	}
 	if o.Workers < 1 || o.Workers > 1024 {
 		return fmt.Errorf("workers %d is out of range: allowed are 1-1024", o.Workers)
@@ -123,7 +129,7 @@ func Nodes(ctx context.Context, env Env, o NodesOptions) (NodesResult, error) {
 	if err := attachedWrite(ctx, env, cs, fmt.Sprintf("scale GhostFleet's fake nodes to %d", o.Count), false); err != nil {
 		return NodesResult{}, err
 	}
-	res, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: o.Count, Profile: gpu, GPUModel: o.GPUModel, Workers: o.Workers, WaitReady: !o.NoWait, Report: env.reporter().Report})
+	res, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: o.Count, Profile: gpu, GPUModel: o.GPUModel, DRAExtendedResource: o.DRAExtendedResource, Workers: o.Workers, WaitReady: !o.NoWait, Report: env.reporter().Report})
 	out := NodesResult{
 		Run:     Run{ID: NewID("nodes"), Kind: "nodes", Outcome: Completed},
 		Cluster: t.String(), Nodes: o.Count, GPUProfile: gpu.Name, GPUModel: res.GPUModel, Slices: res.Slices,

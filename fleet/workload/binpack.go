@@ -59,9 +59,10 @@ type BinpackOptions struct {
 	Rate      float64       `json:"rate"` // pods created per second, below the scheduler's throughput
 	Seed      uint64        `json:"seed"`
 	Timeout   time.Duration `json:"timeout"`
-	// Claim is how pods ask for their GPUs: none (nvidia.com/gpu) or
-	// count (a ResourceClaimTemplate per pod size); empty: as the fleet
-	// offers them (BinpackClaims).
+	// Claim is how pods ask for their GPUs: none (nvidia.com/gpu, on a
+	// DRA fleet served from the devices by a DeviceClass) or count (a
+	// ResourceClaimTemplate per pod size); empty: as the fleet offers
+	// them (BinpackClaims).
 	Claim  string        `json:"claim,omitempty"`
 	Report progress.Func `json:"-"`
 }
@@ -154,8 +155,9 @@ type BinpackResult struct {
 	TargetGPUs    int64   `json:"targetGpus"`
 	Pods          int     `json:"pods"`
 	ScheduledGPUs int64   `json:"scheduledGpus"`
-	// Claim is count when the pods asked through DRA claims (empty:
-	// nvidia.com/gpu).
+	// Claim is how the pods asked on a DRA fleet: count (claims from a
+	// template) or none (nvidia.com/gpu, the scheduler making each claim);
+	// empty on a fleet of nvidia.com/gpu.
 	Claim string `json:"claim,omitempty"`
 	// Occupancy is the share of the fleet's GPUs allocated at the end.
 	Occupancy float64  `json:"occupancy"`
@@ -183,13 +185,15 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 	if err != nil {
 		return BinpackResult{}, rec, err
 	}
-	totalGPUs, freeGPUs, maxNode := c.TotalGPUs, c.FreeGPUs, c.MaxNodeGPUs
-	if claim.DRA() {
-		totalGPUs, freeGPUs, maxNode = c.Devices, c.FreeDevices, c.MaxNodeDevices
+	// Validate has held the claim against the fleet: these are the GPUs
+	// it draws from, devices on a DRA fleet whichever way pods ask.
+	totalGPUs, freeGPUs, maxNode, err := checkClaim(claim, 0, c, true)
+	if err != nil {
+		return BinpackResult{}, rec, err
 	}
 	used := totalGPUs - freeGPUs
 	res := BinpackResult{Fill: opts.Fill, TotalGPUs: totalGPUs, TargetGPUs: int64(opts.Fill*float64(totalGPUs)) - used}
-	if claim.DRA() {
+	if c.DRA() {
 		res.Claim = claim.String()
 	}
 	if res.TargetGPUs <= 0 {
@@ -244,7 +248,7 @@ func Binpack(ctx context.Context, clients Clients, opts BinpackOptions, c Capaci
 	})
 	res = binpackAccounting(res, tracker.Pods(), totalGPUs, used)
 	res.CreateErrors, res.Requests = createErrs, r.requests.Stats()
-	if res.FreeGPUsPerNode, res.StrandedForWholeNode, err = fragmentation(ctx, clients, maxNode, claim.DRA()); err != nil {
+	if res.FreeGPUsPerNode, res.StrandedForWholeNode, err = fragmentation(ctx, clients, maxNode, c.DRA()); err != nil {
 		return res, rec, err
 	}
 	res.DurationSeconds = w.End.Sub(start).Seconds()

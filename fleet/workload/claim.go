@@ -172,7 +172,7 @@ func CreateClaimTemplate(ctx context.Context, cs kubernetes.Interface, ns string
 // (checkClaim) and returns the GPUs it draws from, free and the most on
 // one node.
 func fleetClaim(claim *string, gpus int, c Capacity, allowUnschedulable bool) (free, maxNode int64, err error) {
-	if *claim == "" && c.TotalGPUs == 0 && c.Devices > 0 {
+	if *claim == "" && c.DRA() {
 		*claim = ClaimCount
 	}
 	parsed, err := ParseClaim(*claim)
@@ -184,15 +184,19 @@ func fleetClaim(claim *string, gpus int, c Capacity, allowUnschedulable bool) (f
 }
 
 // checkClaim holds a claim against what the fleet offers: a DRA claim
-// needs devices, nvidia.com/gpu needs the extended resource, and a claim
+// needs devices, nvidia.com/gpu needs the extended resource or, on a DRA
+// fleet, a DeviceClass that serves it from the devices, and a claim
 // no node could ever satisfy (more GPUs than a node has, a product no
 // node has) is refused unless allowUnschedulable. It returns the GPUs the
 // claim draws from: total, free, and the most on one node.
 func checkClaim(c Claim, gpus int, capa Capacity, allowUnschedulable bool) (total, free, maxNode int64, err error) {
 	if !c.DRA() {
-		if capa.TotalGPUs == 0 && capa.Devices > 0 && !allowUnschedulable {
-			return 0, 0, 0, fmt.Errorf("--claim none: the fleet's nodes offer their GPUs through DRA (%d devices of %s), not as %s: pods could never be scheduled; use --claim %s (or another claim mode)",
-				capa.Devices, fleet.DRADriver, fleet.ResourceGPU, ClaimCount)
+		switch {
+		case capa.DRA() && capa.ServesExtended:
+			return capa.Devices, capa.FreeDevices, capa.MaxNodeDevices, nil
+		case capa.DRA() && !allowUnschedulable:
+			return 0, 0, 0, fmt.Errorf("--claim none: the fleet's nodes offer their GPUs through DRA (%d devices of %s), not as %s, and no DeviceClass serves %s: pods could never be scheduled; use --claim %s (or another claim mode), or `ghostfleet nodes N --dra-extended-resource` first",
+				capa.Devices, fleet.DRADriver, fleet.ResourceGPU, fleet.ResourceGPU, ClaimCount)
 		}
 		return capa.TotalGPUs, capa.FreeGPUs, capa.MaxNodeGPUs, nil
 	}

@@ -119,6 +119,8 @@ func TestWithClaim(t *testing.T) {
 func TestLoadValidateClaims(t *testing.T) {
 	extended := Capacity{FakeNodes: 10, TotalGPUs: 80, FreeGPUs: 80, MaxNodeGPUs: 8}
 	dra := Capacity{FakeNodes: 10, Devices: 80, FreeDevices: 80, MaxNodeDevices: 8, Products: map[string]int64{"NVIDIA H100 80GB HBM3": 80}}
+	draServing := dra
+	draServing.ServesExtended = true
 	tests := []struct {
 		name      string
 		capa      Capacity
@@ -132,6 +134,8 @@ func TestLoadValidateClaims(t *testing.T) {
 		{name: "dra fleet, no claim: count", capa: dra, gpus: 8, wantClaim: ClaimCount},
 		{name: "dra fleet, product", capa: dra, claim: "product=NVIDIA-H100-80GB-HBM3", gpus: 2, wantClaim: "product=NVIDIA-H100-80GB-HBM3"},
 		{name: "dra fleet, none", capa: dra, claim: "none", gpus: 1, err: "offer their GPUs through DRA (80 devices of gpu.nvidia.com), not as nvidia.com/gpu"},
+		{name: "dra fleet serving nvidia.com/gpu, none", capa: draServing, claim: "none", gpus: 8, wantClaim: "none"},
+		{name: "dra fleet serving nvidia.com/gpu, no claim: count", capa: draServing, gpus: 8, wantClaim: ClaimCount},
 		{name: "extended fleet, claim", capa: extended, claim: "count", gpus: 1, err: "the fleet publishes no GPU devices"},
 		{name: "16 of 8", capa: dra, claim: "count", gpus: 16, err: "GPUs per pod 16 is more than any node has (largest: 8)"},
 		{name: "16 of 8 allowed", capa: dra, claim: "count", gpus: 16, allow: true, wantClaim: ClaimCount},

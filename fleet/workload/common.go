@@ -226,7 +226,14 @@ type Capacity struct {
 	// Products counts those devices by productName.
 	Devices, FreeDevices, MaxNodeDevices int64
 	Products                             map[string]int64
+	// ServesExtended says a DeviceClass serves nvidia.com/gpu requests
+	// with those devices (fleet.ServesExtendedGPU): pods that ask for
+	// nvidia.com/gpu run on a DRA fleet too.
+	ServesExtended bool
 }
+
+// DRA says the fleet offers its GPUs only as devices.
+func (c Capacity) DRA() bool { return c.TotalGPUs == 0 && c.Devices > 0 }
 
 // CheckFleet refuses to run when pods could land on nodes that are not
 // kwok fake nodes (a real node labelled type=kwok), or when there are no
@@ -277,7 +284,10 @@ func CheckFleet(ctx context.Context, cs kubernetes.Interface) (Capacity, error) 
 			c.MaxNodeDevices = max(c.MaxNodeDevices, n)
 		}
 	}
-	return c, nil
+	if c.Devices > 0 {
+		c.ServesExtended, err = fleet.ServesExtendedGPU(ctx, cs)
+	}
+	return c, err
 }
 
 // DeleteAll removes every GhostFleet workload namespace (and so every pod,

@@ -184,6 +184,50 @@ func TestDRA(t *testing.T) {
 		}
 	})
 
+	// Kubernetes 1.36's DRAExtendedResource: once the DeviceClass serves
+	// nvidia.com/gpu, pods asking for it get devices through a claim the
+	// scheduler makes, and are counted once.
+	t.Run("binpack --claim none once the DeviceClass serves nvidia.com/gpu", func(t *testing.T) {
+		if r := ghostfleet(t, ctx, "unload", "--name", draCluster); r.code != 0 {
+			t.Fatalf("unload: %s", r.errOut)
+		}
+		r := ghostfleet(t, ctx, "binpack", "--fill", "0.5", "--claim", "none", "--name", draCluster, "--results-dir", t.TempDir())
+		if r.code == 0 || !strings.Contains(r.errOut, "no DeviceClass serves nvidia.com/gpu") {
+			t.Fatalf("--claim none before the class serves it: exit %d, %q", r.code, r.errOut)
+		}
+		if r := ghostfleet(t, ctx, "nodes", "20", "--dra-extended-resource", "--name", draCluster); r.code != 0 {
+			t.Fatalf("nodes 20 --dra-extended-resource: %s", r.errOut)
+		}
+		r = ghostfleet(t, ctx, "binpack", "--fill", "0.5", "--claim", "none", "--name", draCluster, "-o", "json", "--results-dir", resultsDir)
+		var res runs.BinpackResult
+		if err := json.Unmarshal([]byte(r.out), &res); err != nil || r.code != 0 {
+			t.Fatalf("exit %d, %v: %s%s", r.code, err, r.out, r.errOut)
+		}
+		if res.Claim != workload.ClaimNone || res.TotalGPUs != 160 || res.Outcome != runs.AllScheduled || res.ScheduledGPUs != 80 {
+			t.Errorf("claim %q, %d of %d GPUs scheduled, %s; want none, all 80 of 160", res.Claim, res.ScheduledGPUs, res.TotalGPUs, res.Outcome)
+		}
+		pods, err := cs.CoreV1().Pods("gf-binpack").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims, err := cs.ResourceV1().ResourceClaims("gf-binpack").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pods.Items) != res.Pods || len(claims.Items) != res.Pods {
+			t.Errorf("%d pods and %d claims for %d pods", len(pods.Items), len(claims.Items), res.Pods)
+		}
+		for _, p := range pods.Items {
+			if p.Status.ExtendedResourceClaimStatus == nil {
+				t.Errorf("pod %s: no claim made for its nvidia.com/gpu", p.Name)
+				break
+			}
+		}
+		if st := statusOf(t, ctx, draCluster); st.GPUs.Allocated != 80 {
+			t.Errorf("status: %d GPUs allocated, want 80 (each pod's GPUs counted once)", st.GPUs.Allocated)
+		}
+	})
+
 	t.Run("scaling down takes the slices with the nodes", func(t *testing.T) {
 		if r := ghostfleet(t, ctx, "unload", "--name", draCluster); r.code != 0 {
 			t.Fatalf("unload: %s", r.errOut)

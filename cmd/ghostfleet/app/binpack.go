@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
@@ -35,10 +36,14 @@ nodes by free GPUs and the free GPUs no whole-node pod can use.
 On a fleet up with --gpu-model dra the pods ask for their GPUs through
 ResourceClaimTemplates, one per pod size (--claim count, the default
 there): the scheduler's DRA allocator places them, and the fill and the
-fragmentation count devices allocated to claims.`,
+fragmentation count devices allocated to claims. If the fleet's
+DeviceClass serves nvidia.com/gpu (up or nodes --dra-extended-resource),
+--claim none asks for nvidia.com/gpu instead and the scheduler makes each
+pod's claim: MostAllocated on nvidia.com/gpu then scores the devices.`,
 		Example: `  ghostfleet binpack --fill 0.95
   ghostfleet binpack --fill 0.9 --mix 1:10,8:90
-  ghostfleet binpack --fill 0.95 --claim count   # on a fleet up with --gpu-model dra`,
+  ghostfleet binpack --fill 0.95 --claim count   # on a fleet up with --gpu-model dra
+  ghostfleet binpack --fill 0.95 --claim none    # ... and --dra-extended-resource`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
@@ -77,7 +82,11 @@ func (o *binpackOptions) run(ctx context.Context) error {
 }
 
 func printBinpack(w io.Writer, r runs.BinpackResult) {
-	fmt.Fprintf(w, "binpack: %d pods for %d of %d GPUs (fill %.0f%%%s) — %s after %.1fs\n", r.Pods, r.TargetGPUs, r.TotalGPUs, 100*r.Fill, claimWords(r.Claim), r.Outcome, r.DurationSeconds)
+	claim := claimWords(r.Claim)
+	if r.Claim == workload.ClaimNone { // recorded only on a DRA fleet
+		claim = ", " + fleet.ResourceGPU + " served by DRA devices"
+	}
+	fmt.Fprintf(w, "binpack: %d pods for %d of %d GPUs (fill %.0f%%%s) — %s after %.1fs\n", r.Pods, r.TargetGPUs, r.TotalGPUs, 100*r.Fill, claim, r.Outcome, r.DurationSeconds)
 	fmt.Fprintf(w, "  occupancy reached %.1f%%; unschedulable pods by size %v\n", 100*r.Occupancy, r.UnschedulableBySize)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  occupancy at bind\tpods\tbound/s\tcreate→scheduled p50\tp99")

@@ -38,13 +38,18 @@ NoSchedule taint that only GhostFleet's workloads tolerate.
 (Dynamic Resource Allocation: per node a ResourceSlice of driver
 gpu.nvidia.com with one device per GPU, and the DeviceClass gpu.nvidia.com;
 no nvidia.com/gpu). A fleet has one model: without the flag new nodes get
-the model of the fleet's nodes. A node's slice is owned by it, so the
+the model of the fleet's nodes. --dra-extended-resource makes a DRA
+fleet's DeviceClass also serve pods that ask for nvidia.com/gpu (its
+extendedResourceName, Kubernetes 1.36's DRAExtendedResource): the
+scheduler makes each such pod a claim for that many devices, and scores
+nvidia.com/gpu from the devices. A fleet keeps it once set. A node's slice is owned by it, so the
 controller-manager's garbage collector removes it with the node.
 
 Only nodes that GhostFleet created are ever deleted.`, fleet.MaxNodes, fleet.NodePrefix),
 		Example: `  ghostfleet nodes 1000
   ghostfleet nodes 5000 --gpu-profile dgx-b200
   ghostfleet nodes 0 && ghostfleet nodes 50 --gpu-model dra
+  ghostfleet nodes 50 --dra-extended-resource   # then: binpack --claim none
   ghostfleet nodes 0            # remove every GhostFleet node`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args[0]) },
@@ -61,6 +66,7 @@ Only nodes that GhostFleet created are ever deleted.`, fleet.MaxNodes, fleet.Nod
 	fs := cmd.Flags()
 	fs.StringVar(&o.GPUProfile, "gpu-profile", o.GPUProfile, "GPU server new nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
 	fs.StringVar(&o.GPUModel, "gpu-model", "", "how new nodes offer their GPUs: "+strings.Join(fleet.GPUModels, " or ")+" (default: the fleet's)")
+	fs.BoolVar(&o.DRAExtendedResource, "dra-extended-resource", false, "a DRA fleet's DeviceClass also serves pods asking for nvidia.com/gpu (extendedResourceName); see above")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "requests in flight at once")
 	fs.BoolVar(&o.NoWait, "no-wait", false, "return once the nodes exist, without waiting for them to be Ready and schedulable")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")

@@ -60,6 +60,7 @@ type upOptions struct {
 	nodes          int
 	gpuProfile     string
 	gpuModel       string
+	draExtended    bool
 	profile        string
 	profileSet     bool   // --profile was given: a running fleet must have it
 	profileFile    string // a user's own profile, instead of --profile
@@ -107,7 +108,11 @@ the DeviceClass gpu.nvidia.com and per node a ResourceSlice of driver
 gpu.nvidia.com with one device per GPU and the attributes NVIDIA's DRA
 driver publishes (productName, architecture, cudaComputeCapability, memory,
 index, uuid…) plus the node's nvlinkDomain and rack; such nodes have no
-nvidia.com/gpu, and workloads ask for GPUs with --claim.
+nvidia.com/gpu, and workloads ask for GPUs with --claim. With
+--dra-extended-resource the DeviceClass also serves pods that ask for
+nvidia.com/gpu (its extendedResourceName, Kubernetes 1.36's
+DRAExtendedResource): the scheduler makes each such pod a claim, and
+scores nvidia.com/gpu from the devices (--claim none).
 
 Built-in files: the profiles are fleet/profiles/NAME.yaml and the kwok
 stages fleet/stages/*.yaml in GhostFleet's source, embedded in the binary;
@@ -119,6 +124,7 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
 		Example: `  ghostfleet up                         # 1,000 DGX H100 nodes, upstream defaults
   ghostfleet up --profile tuned --nodes 100 --gpu-profile dgx-a100-80gb
   ghostfleet up --nodes 50 --gpu-model dra   # GPUs as DRA devices: load 100 2 --claim count
+  ghostfleet up --profile fast --gpu-model dra --dra-extended-resource   # binpack --claim none packs devices
   ghostfleet up --binary prometheus=/usr/bin/prometheus
   ghostfleet profile show tuned > mine.yaml && ghostfleet up --profile-file mine.yaml
   ghostfleet up --stage-file slow-pods.yaml`,
@@ -132,6 +138,7 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
 	fs.IntVar(&o.nodes, "nodes", 1000, fmt.Sprintf("fake GPU nodes to create (0-%d)", fleet.MaxNodes))
 	fs.StringVar(&o.gpuProfile, "gpu-profile", fleet.DefaultGPUProfile, "GPU server the nodes imitate: "+strings.Join(fleet.GPUProfileNames(), ", "))
 	fs.StringVar(&o.gpuModel, "gpu-model", fleet.GPUModelExtended, "how nodes offer their GPUs: extended (nvidia.com/gpu) or dra (a ResourceSlice per node, DeviceClass "+fleet.DeviceClassGPU+"; see GPU models above)")
+	fs.BoolVar(&o.draExtended, "dra-extended-resource", false, "with --gpu-model dra: the DeviceClass also serves pods asking for nvidia.com/gpu (see GPU models above)")
 	fs.StringVar(&o.profile, "profile", fleet.ProfileDefault.Name, "control-plane settings: "+strings.Join(fleet.ComponentProfileNames(), " or ")+", or NAME+gang (listed above)")
 	fs.StringVar(&o.profileFile, "profile-file", "", "control-plane settings from your own ComponentProfile YAML `FILE` (the format of: ghostfleet profile show default)")
 	fs.StringArrayVar(&o.stageFiles, "stage-file", nil, "kwok Stage YAML `FILE` to install besides GhostFleet's stages (one named like a built-in replaces it), repeatable; the built-in ones: ghostfleet profile show stages")
@@ -161,6 +168,9 @@ func (o *upOptions) run(ctx context.Context) error {
 		return err
 	}
 	if err := fleet.CheckGPUModel(o.gpuModel); err != nil {
+		return err
+	}
+	if err := fleet.CheckDRAExtendedResource(o.draExtended, o.gpuModel); err != nil {
 		return err
 	}
 	profile, err := o.componentProfile()
@@ -240,7 +250,7 @@ func (o *upOptions) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		sr, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: o.nodes, Profile: gpu, GPUModel: o.gpuModel, WaitReady: true, Report: p.Report})
+		sr, err := fleet.Scale(ctx, cs, fleet.ScaleOptions{Count: o.nodes, Profile: gpu, GPUModel: o.gpuModel, DRAExtendedResource: o.draExtended, WaitReady: true, Report: p.Report})
 		if err != nil {
 			return fmt.Errorf("the cluster is up but its nodes are not: %w", err)
 		}
