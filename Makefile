@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-d experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -116,6 +116,11 @@ experiment-c-dra-extended:
 # and default without Prometheus, each on a fresh fleet.
 experiment-d:
 	hack/experiment-d.sh
+
+# Experiment D, second part: two searches under default with Prometheus,
+# judged on creates alone (--creates-only), as those without it are.
+experiment-d-prometheus:
+	hack/experiment-d.sh 2 1000 default/createsonly
 
 # Experiment D held: churn at 50 pods/s for ten minutes under default
 # and tuned, each on a fresh fleet, with a snapshot of the window.

@@ -4,7 +4,9 @@
 # 10 %, 60 s steps), each search on a fresh fleet. A profile written
 # PROFILE/noprom is brought up with --prometheus-port 0: no Prometheus, so
 # its steps are judged on the create ratio alone (Prometheus as a load
-# source). Rounds alternate the profiles, so drift hits every side alike.
+# source); one written PROFILE/createsonly keeps Prometheus and judges its
+# steps on the create ratio alone too (knee churn --creates-only), so
+# that the two are judged alike. Rounds alternate the profiles, so drift hits every side alike.
 # Each search writes results/knee-<time>/run.json and a churn-<time>/
 # folder per step.
 #
@@ -22,10 +24,12 @@ trap '"$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 for i in $(seq "$rounds"); do
 	for side in $profiles; do
 		echo "== $side, knee search $i of $rounds"
+		judge=()
 		case $side in
 		*/noprom) fresh_fleet "${side%/noprom}" "$nodes" --prometheus-port 0 ;;
+		*/createsonly) fresh_fleet "${side%/createsonly}" "$nodes"; judge=(--creates-only) ;;
 		*) fresh_fleet "$side" "$nodes" ;;
 		esac
-		"$bin" --name "$name" knee churn 2>&1 || echo "== knee search failed (its run folder says why)"
+		"$bin" --name "$name" knee churn "${judge[@]}" 2>&1 || echo "== knee search failed (its run folder says why)"
 	done
 done

@@ -63,16 +63,20 @@ func TestSearchKneeEnds(t *testing.T) {
 func TestJudgeKneeStep(t *testing.T) {
 	one, slow := 0.4, 1.7
 	for _, c := range []struct {
-		step KneeStep
-		pass bool
-		has  string
+		step        KneeStep
+		createsOnly bool
+		pass        bool
+		has         string
 	}{
-		{KneeStep{CreateRatio: 0.99}, true, "99.0% of creates"},
-		{KneeStep{CreateRatio: 0.90, Errors429: 300}, false, "300 × 429"},
-		{KneeStep{CreateRatio: 1, MutatingP99: &one, Where: "POST pods"}, true, "mutating SLI p99 0.40s (POST pods)"},
-		{KneeStep{CreateRatio: 1, MutatingP99: &slow, Where: "PATCH pods/status"}, false, "1.70s"},
+		{KneeStep{CreateRatio: 0.99}, false, true, "99.0% of creates"},
+		{KneeStep{CreateRatio: 0.90, Errors429: 300}, false, false, "300 × 429"},
+		{KneeStep{CreateRatio: 1, MutatingP99: &one, Where: "POST pods"}, false, true, "mutating SLI p99 0.40s (POST pods)"},
+		{KneeStep{CreateRatio: 1, MutatingP99: &slow, Where: "PATCH pods/status"}, false, false, "1.70s"},
+		// --creates-only: the SLI is reported, and does not fail the step.
+		{KneeStep{CreateRatio: 1, MutatingP99: &slow, Where: "PATCH pods/status"}, true, true, "1.70s (PATCH pods/status), not judged"},
+		{KneeStep{CreateRatio: 0.90, MutatingP99: &one, Where: "POST pods"}, true, false, "90.0% of creates"},
 	} {
-		pass, why := judgeKneeStep(c.step, 0.95)
+		pass, why := judgeKneeStep(c.step, 0.95, c.createsOnly)
 		if pass != c.pass || !strings.Contains(why, c.has) {
 			t.Errorf("%+v: got %v %q, want %v and %q", c.step, pass, why, c.pass, c.has)
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func TestKarpenterAddsAndRemovesGPUNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	t.Cleanup(func() { ghostfleet(t, context.Background(), "clean", "--name", karpenterCluster) })
+	t.Cleanup(func() { logKarpenterState(t, karpenterCluster, "gf-karp") }) // runs before clean
 
 	r := ghostfleet(t, ctx, "up", "--name", karpenterCluster, "--nodes", "2", "--autoscaler", "karpenter", "--nodepools", "dgx-h100,dgx-h900")
 	if r.code == 0 || strings.Count(strings.TrimSpace(r.errOut), "\n") > 0 || !strings.Contains(r.errOut, `unknown GPU profile "dgx-h900"`) {
@@ -86,14 +88,16 @@ func TestKarpenterAddsAndRemovesGPUNodes(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		running := 0
+		running, others := 0, []string{}
 		for _, p := range pods.Items {
-			if p.Status.Phase == "Running" {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 				running++
+			} else {
+				others = append(others, fmt.Sprintf("%s %s on %q (deleting %v)", p.Name, p.Status.Phase, p.Spec.NodeName, p.DeletionTimestamp != nil))
 			}
 		}
 		if running != 3 {
-			return fmt.Errorf("%d of 3 running", running)
+			return fmt.Errorf("%d of 3 running (of %d pods; not running: %v)", running, len(pods.Items), others)
 		}
 		return nil
 	})
@@ -148,4 +152,45 @@ func TestKarpenterAddsAndRemovesGPUNodes(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// logKarpenterState logs, when the test has failed, what a reader needs to
+// tell why: the pods of namespace and their nodes, the cluster's events
+// and Karpenter's disruption decisions. The fleet is gone once the test
+// ends, so this is the only record of it.
+func logKarpenterState(t *testing.T, name, namespace string) {
+	if !t.Failed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := fleet.Own(name).Clientset(true)
+	if err != nil {
+		t.Logf("no client for the failure's state: %v", err)
+		return
+	}
+	var b strings.Builder
+	if pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range pods.Items {
+			fmt.Fprintf(&b, "pod %s: %s on %q, deleting %v\n", p.Name, p.Status.Phase, p.Spec.NodeName, p.DeletionTimestamp != nil)
+		}
+	}
+	if nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			fmt.Fprintf(&b, "node %s: ready %v, taints %v, deleting %v\n", n.Name, fleet.NodeReady(&n), n.Spec.Taints, n.DeletionTimestamp != nil)
+		}
+	}
+	if events, err := cs.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, e := range events.Items {
+			fmt.Fprintf(&b, "event %s %s/%s %s: %s\n", e.LastTimestamp.Format(time.TimeOnly), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+	if data, err := os.ReadFile(fleet.ComponentLogPath(name, "karpenter")); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.Contains(l, "disrupting") || strings.Contains(l, "evict") || strings.Contains(l, "ERROR") {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	t.Logf("state at the failure:\n%s", b.String())
 }

@@ -42,7 +42,9 @@ when the fleet has Prometheus, the apiserver's mutating-calls SLI
 call latency SLO's metric) stayed at p99 ≤ 1s for every resource and
 verb. The SLI is taken over each step and its cooldown, not over
 upstream's 5-minute window, so that every step is judged on its own
-requests; the verdict says so.
+requests; the verdict says so. --creates-only judges on the create ratio
+alone and still records the SLI: a fleet with Prometheus is then judged
+like one without (up --prometheus-port 0).
 
 The search's record (results/knee-<time>/run.json) lists every step with
 its create ratio, 429s, client create p99, SLI p99 and the churn run it
@@ -58,6 +60,7 @@ came from.`,
 	fs.Float64Var(&o.Resolution, "resolution", o.Resolution, "stop when the first failing rate is within this share above the knee")
 	fs.Float64Var(&o.MinRatio, "min-ratio", o.MinRatio, "share of create slots that must succeed for a step to hold")
 	fs.DurationVar(&o.Cooldown, "cooldown", o.Cooldown, "wait after each step (queues drain, Prometheus scrapes)")
+	fs.BoolVar(&o.CreatesOnly, "creates-only", false, "judge steps on --min-ratio alone; the mutating SLI is still measured and recorded")
 	fs.IntVar(&o.Churn.GPUs, "gpus", o.Churn.GPUs, "GPUs each pod requests")
 	fs.DurationVar(&o.Churn.Lifetime, "lifetime", 0, "how long each pod lives (default: 10s, or half the step if shorter)")
 	fs.StringVar(&o.Churn.Namespace, "namespace", o.Churn.Namespace, "workload namespace")
