@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -145,3 +145,7 @@ experiment-f-breaks:
 experiment-f-kinds:
 	FAULT="gpu-xid --xid 48" DOWN=0 PROFILES=default hack/experiment-f-breaks.sh
 	FAULT=nvlink DOWN=0 PROFILES=default hack/experiment-f-breaks.sh
+
+# F's Xid 79 breaks with each broken job restarting whole (train --restart job).
+experiment-f-restart:
+	RESTART=job DOWN=0 PROFILES=default hack/experiment-f-breaks.sh

@@ -12,6 +12,8 @@
 #     same with `fault node-down --nodes DOWN --seed s` instead, no clear,
 #     and a hold of DOWN_HOLD: the node lifecycle controller evicts the
 #     workers after their 300 s toleration.
+# RESTART=job has every train restart a job that loses a worker as a whole
+# (train --restart job) instead of the Job controller replacing the one.
 # Each train and fault writes its own results/ folder, and each train a
 # snapshot of its window (results/snapshot-<time>/, report.html).
 #
@@ -33,6 +35,7 @@ down_hold=${DOWN_HOLD:-480}
 down_seeds=${DOWN_SEEDS:-1}
 profiles=${PROFILES:-default gang}
 read -r -a fault <<<"${FAULT:-gpu-xid --xid 79}"
+restart=${RESTART:-worker}
 . hack/lib.sh
 gf_build
 name=gf-exp-f
@@ -46,7 +49,7 @@ trap '[ -z "$trainer" ] || kill "$trainer" 2>/dev/null; rm -f "$log"; "$bin" --n
 train_then() {
 	local train_hold=$1 clear=$2
 	shift 2
-	"$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m --hold "${train_hold}s" >"$log" 2>&1 &
+	"$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m --hold "${train_hold}s" --restart "$restart" >"$log" 2>&1 &
 	trainer=$!
 	until grep -q "watching the running jobs" "$log"; do
 		if ! kill -0 "$trainer" 2>/dev/null; then

@@ -34,10 +34,11 @@ type podTimes struct {
 	node                               string
 }
 
-// PodTimes is one tracked pod: its group (the value of the tracker's
-// group label), node, and when it was created, bound, seen running and
-// seen ending (zero when not yet).
+// PodTimes is one tracked pod: its UID, its group (the value of the
+// tracker's group label), node, and when it was created, bound, seen
+// running and seen ending (zero when not yet).
 type PodTimes struct {
+	UID                                string
 	Group                              string
 	Node                               string
 	Created, Scheduled, Running, Ended time.Time
@@ -280,8 +281,8 @@ func (t *Tracker) Pods() []PodTimes {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]PodTimes, 0, len(t.pods))
-	for _, pt := range t.pods {
-		out = append(out, PodTimes{Group: pt.group, Node: pt.node, Created: pt.created, Scheduled: pt.scheduled, Running: pt.watched, Ended: pt.ended})
+	for uid, pt := range t.pods {
+		out = append(out, PodTimes{UID: uid, Group: pt.group, Node: pt.node, Created: pt.created, Scheduled: pt.scheduled, Running: pt.watched, Ended: pt.ended})
 	}
 	return out
 }

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
@@ -37,8 +39,13 @@ type TrainOptions struct {
 	Topology string `json:"topology,omitempty"`
 	// Hold keeps watching the jobs this long once every one runs, so that
 	// what faults cost them meanwhile is measured (TrainResult's breaks).
-	Hold   time.Duration `json:"hold,omitempty"`
-	Report progress.Func `json:"-"`
+	Hold time.Duration `json:"hold,omitempty"`
+	// Restart is what a job does when it loses a worker during Hold:
+	// RestartWorker ("" too) leaves it to the Job controller, which
+	// replaces that one worker; RestartJob restarts the whole job, as
+	// JobSet's failure policy or an elastic launcher does (see restarter).
+	Restart string        `json:"restart,omitempty"`
+	Report  progress.Func `json:"-"`
 }
 
 // Validate checks the options.
@@ -88,6 +95,10 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("hold %s is out of range: allowed are 0 (end when every job runs) to 24h", o.Hold)
 	case o.Topology != "" && !o.Gang:
 		return fmt.Errorf("topology %s needs gang scheduling: it is a constraint of each job's PodGroup", o.Topology)
+	case o.Restart != "" && !slices.Contains(RestartModes, o.Restart):
+		return fmt.Errorf("--restart %q: allowed are %s", o.Restart, strings.Join(RestartModes, ", "))
+	case o.Restart == RestartJob && o.Hold == 0:
+		return fmt.Errorf("--restart job restarts the jobs that lose a worker while the run holds: set --hold too")
 	}
 	if _, err := ParseClaim(o.Claim); err != nil {
 		return err
@@ -124,7 +135,13 @@ type TrainResult struct {
 	// again (seconds). BrokenGPUSeconds is GPU time held by the running
 	// workers of broken jobs: without the missing worker they cannot take
 	// a step.
+	// Under RestartJob, WorkersEnded includes the workers a restart
+	// stopped, JobRestarts counts the restarts made and RestartErrors
+	// those that failed (their job stays down).
 	WorkersEnded     int         `json:"workersEnded"`
+	Restart          string      `json:"restart,omitempty"`
+	JobRestarts      int         `json:"jobRestarts,omitempty"`
+	RestartErrors    int         `json:"restartErrors,omitempty"`
 	JobsBroken       int         `json:"jobsBroken"`
 	JobsDown         int         `json:"jobsDown"`
 	Recovery         Percentiles `json:"recovery"`
@@ -150,7 +167,7 @@ type TrainResult struct {
 // stalled, timed out, interrupted, failed: …) is the record's Outcome.
 func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult, record.Record, error) {
 	rec := record.Record{ID: opts.RunID, Kind: "train", Params: opts, Started: time.Now().UTC()}
-	res := TrainResult{Jobs: opts.Jobs, PodsPerJob: opts.PodsPerJob, GPUsPerPod: opts.GPUsPerPod, Gang: opts.Gang, Topology: opts.Topology}
+	res := TrainResult{Jobs: opts.Jobs, PodsPerJob: opts.PodsPerJob, GPUsPerPod: opts.GPUsPerPod, Gang: opts.Gang, Topology: opts.Topology, Restart: opts.Restart}
 	r, err := startRun(ctx, clients, opts.Namespace, opts.RunID, jobNameLabel)
 	if err != nil {
 		return res, rec, err
@@ -209,7 +226,14 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		if err != nil {
 			opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("workers on nodes that go NotReady will count as lost only once evicted: %v", err)})
 		}
+		var restarted func() (int, int)
+		if opts.Restart == RestartJob {
+			restarted = restartJobs(ctx, newRestarter(r.load, job, gang, tracker.Pods, opts.Report))
+		}
 		end = hold(ctx, tracker, opts.Hold, w.End, (opts.Jobs-res.JobsNotCreated)*opts.PodsPerJob, opts.Report)
+		if restarted != nil {
+			res.JobRestarts, res.RestartErrors = restarted()
+		}
 		res.HoldSeconds = end.Sub(w.End).Seconds()
 		w.Interrupted = ctx.Err() != nil
 		rec.Phases = append(rec.Phases, record.Phase{Name: "hold", Start: w.End.UTC(), End: end.UTC()})

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/fault"
@@ -386,20 +387,8 @@ func TestFaults(t *testing.T) {
 	// fits until the clear, and then every job recovers within the hold.
 	t.Run("train --hold measures what fault --fail-pods breaks", func(t *testing.T) {
 		const ns = "gf-train-e2e"
-		// A failing step below must not leave train logging after the
-		// test ends: it is cancelled and waited for.
-		tctx, stop := context.WithCancel(ctx)
-		done := make(chan result, 1)
-		ended := false
-		defer func() {
-			if stop(); !ended {
-				<-done
-			}
-		}()
-		go func() {
-			done <- ghostfleet(t, tctx, "train", "--jobs", "2", "--pods-per-job", "2", "--namespace", ns, "--hold", "90s",
-				"--name", faultCluster, "--results-dir", resultsDir, "-o", "json")
-		}()
+		trained := trainInBackground(t, ctx, "--jobs", "2", "--pods-per-job", "2", "--namespace", ns, "--hold", "90s",
+			"--name", faultCluster, "--results-dir", resultsDir)
 		eventually(t, ctx, "the 4 workers running", func() error {
 			if n := countPhase(t, ctx, cs, ns, corev1.PodRunning); n != 4 {
 				return fmt.Errorf("%d workers running", n)
@@ -434,8 +423,77 @@ func TestFaults(t *testing.T) {
 		if r := ghostfleet(t, ctx, "fault", "clear", "--all", "--name", faultCluster, "--results-dir", resultsDir); r.code != 0 {
 			t.Fatalf("clear: %s", r.errOut)
 		}
+		train := trained()
+		if train.WorkersEnded != 4 || train.JobsBroken != 2 || train.JobsDown != 0 || train.Recovery.Count < 2 || train.HoldSeconds < 89 {
+			t.Errorf("workers lost %d, jobs broken %d, still broken %d, recoveries %+v, held %.0fs; want 4, 2, 0, at least 2, 90s",
+				train.WorkersEnded, train.JobsBroken, train.JobsDown, train.Recovery, train.HoldSeconds)
+		}
+	})
+
+	// --restart job: one worker deleted while train holds restarts its
+	// whole job (the Job made again, the surviving worker replaced too),
+	// once, and the job recovers within the hold.
+	t.Run("train --restart job restarts a broken job whole", func(t *testing.T) {
+		const ns = "gf-restart-e2e"
+		trained := trainInBackground(t, ctx, "--jobs", "2", "--pods-per-job", "2", "--namespace", ns, "--hold", "60s", "--restart", "job",
+			"--name", faultCluster, "--results-dir", resultsDir)
+		var before []corev1.Pod
+		eventually(t, ctx, "the 4 workers running", func() error {
+			list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+			if err != nil {
+				return err
+			}
+			if before = list.Items; len(before) != 4 {
+				return fmt.Errorf("%d workers running", len(before))
+			}
+			return nil
+		})
+		lost := before[0]
+		if err := cs.CoreV1().Pods(ns).Delete(ctx, lost.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+			t.Fatal(err)
+		}
+		train := trained()
+		if train.Restart != "job" || train.JobRestarts != 1 || train.RestartErrors != 0 || train.JobsBroken != 1 || train.JobsDown != 0 || train.Recovery.Count != 1 || train.WorkersEnded < 2 {
+			t.Errorf("restart %q: restarts %d (%d failed), jobs broken %d, still broken %d, recoveries %+v, workers lost %d; want job: 1 (0), 1, 0, 1, at least 2 (the deleted one and its sibling)",
+				train.Restart, train.JobRestarts, train.RestartErrors, train.JobsBroken, train.JobsDown, train.Recovery, train.WorkersEnded)
+		}
+		job := lost.Labels["batch.kubernetes.io/job-name"]
+		after, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job, FieldSelector: "status.phase=Running"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range after.Items {
+			for _, old := range before {
+				if p.Name == old.Name {
+					t.Errorf("worker %s of job %s ran through the restart: a whole-job restart replaces every worker", p.Name, job)
+				}
+			}
+		}
+		if len(after.Items) != 2 {
+			t.Errorf("job %s has %d workers running after the restart, want 2", job, len(after.Items))
+		}
+	})
+}
+
+// trainInBackground starts `ghostfleet train args… -o json` and returns a
+// function that waits for it to end and decodes its result. A test that
+// fails before calling it must not leave train logging after the test
+// ends: its cleanup cancels train and waits.
+func trainInBackground(t *testing.T, ctx context.Context, args ...string) func() runs.TrainResult {
+	t.Helper()
+	tctx, stop := context.WithCancel(ctx)
+	done := make(chan result, 1)
+	waited := false
+	t.Cleanup(func() {
+		if stop(); !waited {
+			<-done
+		}
+	})
+	go func() { done <- ghostfleet(t, tctx, append([]string{"train", "-o", "json"}, args...)...) }()
+	return func() runs.TrainResult {
+		t.Helper()
 		r := <-done
-		ended = true
+		waited = true
 		if r.code != 0 {
 			t.Fatalf("train: exit %d: %s", r.code, r.errOut)
 		}
@@ -443,11 +501,8 @@ func TestFaults(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.out), &train); err != nil {
 			t.Fatalf("train -o json: %v", err)
 		}
-		if train.WorkersEnded != 4 || train.JobsBroken != 2 || train.JobsDown != 0 || train.Recovery.Count < 2 || train.HoldSeconds < 89 {
-			t.Errorf("workers lost %d, jobs broken %d, still broken %d, recoveries %+v, held %.0fs; want 4, 2, 0, at least 2, 90s",
-				train.WorkersEnded, train.JobsBroken, train.JobsDown, train.Recovery, train.HoldSeconds)
-		}
-	})
+		return train
+	}
 }
 
 func assertNoPodOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, nodes map[string]bool) {

@@ -42,7 +42,11 @@ while fewer than all its workers run, until the Job's replacements run.
 Reports the workers lost, the jobs broken and still broken at the end, the
 time each break took to recover, and the GPU-seconds held meanwhile by the
 broken jobs' running workers, which cannot take a step without the
-missing one.
+missing one. --restart job restarts a job that loses a worker as a whole,
+as JobSet's failure policy or an elastic launcher does: GhostFleet deletes
+the Job (its pods first) and creates it again, and the break lasts until
+every new worker runs. Work lost to the restart (the steps since the last
+checkpoint) is not modelled.
 
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
@@ -60,7 +64,8 @@ the jobs.`,
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
   ghostfleet train --jobs 150 --pods-per-job 8 --topology rack   # on a fleet up with --profile gang
-  ghostfleet train --jobs 120 --hold 3m &   # then: ghostfleet fault gpu-xid --nodes 50 --seed 1 --fail-pods`,
+  ghostfleet train --jobs 120 --hold 3m &   # then: ghostfleet fault gpu-xid --nodes 50 --seed 1 --fail-pods
+  ghostfleet train --jobs 120 --hold 3m --restart job &   # the same, each broken job restarting whole`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
@@ -75,10 +80,12 @@ the jobs.`,
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
 	fs.DurationVar(&o.Stall, "stall", o.Stall, "end when no pod was bound or started for this long (0: never)")
 	fs.DurationVar(&o.Hold, "hold", 0, "once every job runs, keep watching them this long and measure what breaks them (0: end at once)")
+	fs.StringVar(&o.Restart, "restart", workload.RestartWorker, "with --hold, what a job that loses a worker does: "+workload.RestartWorker+" (the Job controller replaces that worker) or "+workload.RestartJob+" (the whole job starts over: GhostFleet deletes the Job and creates it again, as JobSet's failure policy does)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.writeWorkload, "write-workload", "", "also write this run's jobs as a workload `FILE` (every job arriving at 0s) for ghostfleet ab")
 	_ = cmd.RegisterFlagCompletionFunc("gang", fixed(runs.GangModes...))
 	_ = cmd.RegisterFlagCompletionFunc("topology", fixed(runs.Topologies...))
+	_ = cmd.RegisterFlagCompletionFunc("restart", fixed(workload.RestartModes...))
 	return cmd
 }
 
@@ -115,6 +122,9 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 	fmt.Fprintf(w, "  GPUs held by partly started jobs: %.0f GPU-seconds, peak %d, still held %d\n", r.PartialGPUSeconds, r.PeakPartialGPUs, r.StrandedGPUs)
 	if r.HoldSeconds > 0 {
 		fmt.Fprintf(w, "  watched %.0fs after every job ran: %d workers lost, %d jobs broken, %d still broken\n", r.HoldSeconds, r.WorkersEnded, r.JobsBroken, r.JobsDown)
+		if r.Restart == workload.RestartJob {
+			fmt.Fprintf(w, "  whole-job restarts: %d (workers lost include those a restart stopped), %d failed\n", r.JobRestarts, r.RestartErrors)
+		}
 		if rc := r.Recovery; rc.Count > 0 {
 			fmt.Fprintf(w, "  time to recover a broken job (all workers running again): p50 %.2fs  p99 %.2fs  max %.2fs (%d breaks)\n", rc.P50, rc.P99, rc.Max, rc.Count)
 		}
