@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-cm-qps
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -149,3 +149,7 @@ experiment-f-kinds:
 # F's Xid 79 breaks with each broken job restarting whole (train --restart job).
 experiment-f-restart:
 	RESTART=job DOWN=0 PROFILES=default hack/experiment-f-breaks.sh
+
+# The same under default with the controller-manager's QPS alone raised.
+experiment-f-restart-cm-qps:
+	RESTART=job DOWN=0 PROFILES=scenarios/profiles/lever-cm-qps.yaml hack/experiment-f-breaks.sh

@@ -54,8 +54,11 @@ snapshot_of() {
 
 # fresh_fleet PROFILE NODES [UP-FLAGS...]: fleet $name deleted if it
 # exists, then brought up anew with that profile and node count (one fresh
-# fleet per profile, as the experiments' methods ask).
+# fleet per profile, as the experiments' methods ask). PROFILE is a
+# built-in profile's name, or a profile file's path (ending in .yaml).
 fresh_fleet() {
+	local flag=--profile
+	[[ $1 != *.yaml ]] || flag=--profile-file
 	"$bin" --name "$name" clean >/dev/null 2>&1 || true
-	"$bin" --name "$name" up --profile "$1" --nodes "$2" "${@:3}"
+	"$bin" --name "$name" up "$flag" "$1" --nodes "$2" "${@:3}"
 }
