@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-cm-qps
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-cm-qps
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -111,6 +111,11 @@ experiment-c-dra:
 # it, under fast: can devices be packed?
 experiment-c-dra-extended:
 	GPU_MODEL=dra DRA_EXTENDED=1 PROFILES=fast hack/experiment-c.sh
+
+# C, fourth part: CPU profiles early and late in each binpack, per GPU
+# model (extended resources, DRA claims, DRA serving nvidia.com/gpu).
+experiment-c-profile:
+	hack/experiment-c-profile.sh
 
 # Experiment D: the churn knee by search, three rounds of default, tuned
 # and default without Prometheus, each on a fresh fleet.

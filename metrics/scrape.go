@@ -10,6 +10,10 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Endpoint is one component's /metrics, as the direct scrape source reads
@@ -153,4 +157,40 @@ func fetchAll(ctx context.Context, endpoints []Endpoint) ([][]byte, []error) {
 	}
 	wg.Wait()
 	return bodies, errs
+}
+
+// CounterSum scrapes e once and sums counter name over its series whose
+// labels include every pair of match: one reading of a cumulative total,
+// to subtract from a later one.
+func CounterSum(ctx context.Context, e Endpoint, name string, match map[string]string) (float64, error) {
+	body, err := e.fetch(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("%s /metrics: %w", e.Job, err)
+	}
+	return counterSum(bytes.NewReader(body), name, match)
+}
+
+func counterSum(text io.Reader, name string, match map[string]string) (float64, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(text)
+	if err != nil {
+		return 0, err
+	}
+	mf, ok := families[name]
+	if !ok || mf.GetType() != dto.MetricType_COUNTER {
+		return 0, fmt.Errorf("no counter %s in the response", name)
+	}
+	total := 0.0
+	for _, m := range mf.GetMetric() {
+		matched := 0
+		for _, lp := range m.GetLabel() {
+			if v, ok := match[lp.GetName()]; ok && v == lp.GetValue() {
+				matched++
+			}
+		}
+		if matched == len(match) {
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total, nil
 }

@@ -102,3 +102,29 @@ func TestLiveAnswersFromItsWindow(t *testing.T) {
 		t.Errorf("last value %g, want the latest scrapes", last)
 	}
 }
+
+// CounterSum adds the series whose labels match, and names a counter the
+// response lacks.
+func TestCounterSum(t *testing.T) {
+	text := `# TYPE scheduler_schedule_attempts_total counter
+scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 30
+scheduler_schedule_attempts_total{profile="other",result="scheduled"} 12
+scheduler_schedule_attempts_total{profile="default-scheduler",result="unschedulable"} 7
+# TYPE scheduler_pending_pods gauge
+scheduler_pending_pods{queue="active"} 3
+`
+	e := Endpoint{Job: "kube-scheduler", Fetch: func(context.Context) ([]byte, error) { return []byte(text), nil }}
+	got, err := CounterSum(context.Background(), e, "scheduler_schedule_attempts_total", map[string]string{"result": "scheduled"})
+	if err != nil || got != 42 {
+		t.Errorf("scheduled: %v, %v; want 42", got, err)
+	}
+	if got, _ := CounterSum(context.Background(), e, "scheduler_schedule_attempts_total", nil); got != 49 {
+		t.Errorf("all results: %v, want 49", got)
+	}
+	if _, err := CounterSum(context.Background(), e, "scheduler_pending_pods", nil); err == nil {
+		t.Error("a gauge was read as a counter")
+	}
+	if _, err := CounterSum(context.Background(), e, "no_such_total", nil); err == nil || !strings.Contains(err.Error(), "no counter no_such_total") {
+		t.Errorf("missing counter: %v", err)
+	}
+}

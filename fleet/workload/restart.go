@@ -81,14 +81,15 @@ func (r *restarter) run(ctx context.Context, interval time.Duration) (restarts, 
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
+		pods := r.pods()
 		r.mu.Lock()
-		jobs := slices.DeleteFunc(jobsToRestart(r.pods(), r.stopped), func(job string) bool { return r.inFlight[job] })
+		jobs := slices.DeleteFunc(jobsToRestart(pods, r.stopped), func(job string) bool { return r.inFlight[job] })
 		for _, job := range jobs {
 			r.inFlight[job] = true
+			r.markStopped(job, pods)
 		}
 		r.mu.Unlock()
 		for _, job := range jobs {
-			r.markStopped(job)
 			wg.Go(func() { r.restart(ctx, job) })
 		}
 		select {
@@ -100,12 +101,10 @@ func (r *restarter) run(ctx context.Context, interval time.Duration) (restarts, 
 	}
 }
 
-// markStopped counts every pod of job seen so far as its earlier run's:
-// they end with the Job, and are not lost workers of the new one.
-func (r *restarter) markStopped(job string) {
-	pods := r.pods()
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// markStopped counts every pod of job in pods as its earlier run's: they
+// end with the Job, and are not lost workers of the new one. r.mu is
+// held.
+func (r *restarter) markStopped(job string, pods []PodTimes) {
 	for _, p := range pods {
 		if p.Group == job {
 			r.stopped[p.UID] = true
@@ -134,7 +133,10 @@ func (r *restarter) restart(ctx context.Context, job string) {
 	if err == nil {
 		// Pods the Job controller made after the first mark went with
 		// the old Job: mark them too.
-		r.markStopped(job)
+		pods := r.pods()
+		r.mu.Lock()
+		r.markStopped(job, pods)
+		r.mu.Unlock()
 		spec := r.job
 		spec.Name = job
 		// Under gang scheduling the job's PodGroup stays: the new pods

@@ -79,7 +79,7 @@ func TestRestarterRecreatesTheJob(t *testing.T) {
 	if got := jobsToRestart(pods, r.stopped); !slices.Equal(got, []string{job.Name}) {
 		t.Fatalf("jobs to restart %v, want %s", got, job.Name)
 	}
-	r.markStopped(job.Name)
+	r.markStopped(job.Name, pods)
 	r.restart(ctx, job.Name)
 	if r.restarts != 1 || r.errors != 0 {
 		t.Errorf("restarts %d, errors %d; want 1, 0", r.restarts, r.errors)

@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -330,6 +332,51 @@ func TestWorkloads(t *testing.T) {
 		onlyRecord(t, resultsDir, "binpack-*")
 	})
 	t.Run("unload after binpack", unload)
+
+	// A capture taken while a paced load binds pods counts them, gives
+	// each component its CPU per pod, and the scheduler's by plugin.
+	t.Run("pprof during a paced load", func(t *testing.T) {
+		loaded := make(chan result, 1)
+		go func() {
+			loaded <- ghostfleet(t, ctx, "load", "300", "1", "--rate", "50", "--name", loadCluster, "--results-dir", resultsDir)
+		}()
+		time.Sleep(time.Second)
+		r := ghostfleet(t, ctx, "pprof", "--duration", "3s", "--name", loadCluster, "-o", "json", "--results-dir", resultsDir)
+		if l := <-loaded; l.code != 0 {
+			t.Fatalf("load: exit %d: %s", l.code, l.errOut)
+		}
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.errOut)
+		}
+		var res runs.PprofResult
+		if err := json.Unmarshal([]byte(r.out), &res); err != nil {
+			t.Fatalf("%v\n%s", err, r.out)
+		}
+		if res.PodsUncounted != "" || res.PodsScheduled < 1 || res.PodsScheduled > 300 {
+			t.Errorf("pods bound during the capture %v (%s): want some of the 300 paced ones", res.PodsScheduled, res.PodsUncounted)
+		}
+		var scheduler *runs.ComponentProfile
+		for i, c := range res.Components {
+			if c.Component == "kube-scheduler" {
+				scheduler = &res.Components[i]
+			}
+		}
+		if scheduler == nil || scheduler.Error != "" || scheduler.CPUSeconds <= 0 {
+			t.Fatalf("kube-scheduler's profile %+v", scheduler)
+		}
+		if want := 1000 * scheduler.CPUSeconds / res.PodsScheduled; math.Abs(scheduler.CPUMsPerPod-want) > 1e-9*want {
+			t.Errorf("scheduler CPU per pod %v ms, want %v", scheduler.CPUMsPerPod, want)
+		}
+		for plugin, s := range scheduler.SchedulerPlugins {
+			if !regexp.MustCompile(`^[a-z0-9]+$`).MatchString(plugin) || s <= 0 || s > scheduler.CPUSeconds {
+				t.Errorf("plugin %q: %v CPU-s of the scheduler's %v", plugin, s, scheduler.CPUSeconds)
+			}
+		}
+		if rec := onlyRecord(t, resultsDir, "pprof-*"); rec.Kind != "pprof" || rec.Outcome != "completed" {
+			t.Errorf("record %+v", rec)
+		}
+	})
+	t.Run("unload after pprof", unload)
 }
 
 func readFile(t *testing.T, path string, v any) {
