@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-cm-qps
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-cm-qps experiment-f-restart-cm-all
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -158,3 +158,7 @@ experiment-f-restart:
 # The same under default with the controller-manager's QPS alone raised.
 experiment-f-restart-cm-qps:
 	RESTART=job DOWN=0 PROFILES=scenarios/profiles/lever-cm-qps.yaml hack/experiment-f-breaks.sh
+
+# ... and with tuned's whole controller-manager (its workers too).
+experiment-f-restart-cm-all:
+	RESTART=job DOWN=0 PROFILES=scenarios/profiles/lever-cm-all.yaml hack/experiment-f-breaks.sh
