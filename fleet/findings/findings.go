@@ -18,6 +18,8 @@
 //
 // Paths are dot-separated keys; a list is indexed by position (trials.0)
 // or by the first element whose field has a value (trials[profile=tuned]).
+// A row may divide its figure by another (per: result.podsScheduled,
+// scale: 1000 for milliseconds per pod).
 // A run may name a part of its file after a # (bench.json#trials.2: one
 // round of a benchmark), which the rows' paths then start from.
 // Each row shows every run's value, the median and the spread; a run more
@@ -26,6 +28,7 @@ package findings
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -56,10 +59,30 @@ type Block struct {
 	Rows    []Row `json:"rows"`
 }
 
-// Row is one figure: its label and its path in each run's JSON.
+// Row is one figure: its label and its path in each run's JSON. With
+// Per, the figure is the value at Path divided by the one at Per (CPU
+// seconds per pod), times Scale when set (1000: milliseconds).
 type Row struct {
-	Label string `json:"label"`
-	Path  string `json:"path"`
+	Label string  `json:"label"`
+	Path  string  `json:"path"`
+	Per   string  `json:"per,omitempty"`
+	Scale float64 `json:"scale,omitempty"`
+}
+
+// value is the row's figure in doc.
+func (r Row) value(doc any) (float64, error) {
+	v, err := Lookup(doc, r.Path)
+	if err != nil || r.Per == "" {
+		return v, err
+	}
+	per, err := Lookup(doc, r.Per)
+	if err != nil {
+		return 0, err
+	}
+	if per == 0 {
+		return 0, fmt.Errorf("path %s is 0: nothing to divide by", r.Per)
+	}
+	return v / per * cmp.Or(r.Scale, 1), nil
 }
 
 var blockRE = regexp.MustCompile(`(?s)<!-- findings\n(.*?)-->\n(.*?)<!-- /findings -->`)
@@ -148,7 +171,7 @@ func (b Block) Table(root, docDir string) (string, error) {
 		vals := make([]float64, len(docs))
 		fmt.Fprintf(&w, "| %s |", row.Label)
 		for i, d := range docs {
-			v, err := Lookup(d, row.Path)
+			v, err := row.value(d)
 			if err != nil {
 				return "", fmt.Errorf("row %q, run %s: %w", row.Label, b.Runs[i], err)
 			}

@@ -30,6 +30,24 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// A row with per divides its figure by another of the same run, scaled.
+func TestRowPer(t *testing.T) {
+	var doc any
+	_ = json.Unmarshal([]byte(`{"pods":400,"cpu":{"s":2},"none":0}`), &doc)
+	if got, err := (Row{Path: "cpu.s", Per: "pods", Scale: 1000}).value(doc); err != nil || got != 5 {
+		t.Errorf("2 CPU-s over 400 pods: %v %v, want 5 ms", got, err)
+	}
+	if got, err := (Row{Path: "cpu.s", Per: "pods"}).value(doc); err != nil || got != 0.005 {
+		t.Errorf("without scale: %v %v, want 0.005", got, err)
+	}
+	if _, err := (Row{Path: "cpu.s", Per: "none"}).value(doc); err == nil || !strings.Contains(err.Error(), "path none is 0") {
+		t.Errorf("dividing by 0: %v", err)
+	}
+	if _, err := (Row{Path: "cpu.s", Per: "nope"}).value(doc); err == nil {
+		t.Error("a missing divisor was accepted")
+	}
+}
+
 func TestSpread(t *testing.T) {
 	if m, s, noisy := Spread([]float64{100, 110, 90}); m != 100 || s != 0.1 || noisy {
 		t.Errorf("got %v %v %v", m, s, noisy)
