@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -161,7 +162,9 @@ func fetchAll(ctx context.Context, endpoints []Endpoint) ([][]byte, []error) {
 
 // CounterSum scrapes e once and sums counter name over its series whose
 // labels include every pair of match: one reading of a cumulative total,
-// to subtract from a later one.
+// to subtract from a later one. A counter the response lacks reads 0: a
+// labelled counter is not exposed until its first series is (a
+// scheduler that has placed no pod has no attempts counter yet).
 func CounterSum(ctx context.Context, e Endpoint, name string, match map[string]string) (float64, error) {
 	body, err := e.fetch(ctx)
 	if err != nil {
@@ -177,8 +180,11 @@ func counterSum(text io.Reader, name string, match map[string]string) (float64, 
 		return 0, err
 	}
 	mf, ok := families[name]
-	if !ok || mf.GetType() != dto.MetricType_COUNTER {
-		return 0, fmt.Errorf("no counter %s in the response", name)
+	switch {
+	case !ok:
+		return 0, nil
+	case mf.GetType() != dto.MetricType_COUNTER:
+		return 0, fmt.Errorf("%s is a %s, not a counter", name, strings.ToLower(mf.GetType().String()))
 	}
 	total := 0.0
 	for _, m := range mf.GetMetric() {

@@ -103,8 +103,8 @@ func TestLiveAnswersFromItsWindow(t *testing.T) {
 	}
 }
 
-// CounterSum adds the series whose labels match, and names a counter the
-// response lacks.
+// CounterSum adds the series whose labels match, reads a counter not
+// exposed yet as 0, and refuses a gauge.
 func TestCounterSum(t *testing.T) {
 	text := `# TYPE scheduler_schedule_attempts_total counter
 scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 30
@@ -121,10 +121,14 @@ scheduler_pending_pods{queue="active"} 3
 	if got, _ := CounterSum(context.Background(), e, "scheduler_schedule_attempts_total", nil); got != 49 {
 		t.Errorf("all results: %v, want 49", got)
 	}
-	if _, err := CounterSum(context.Background(), e, "scheduler_pending_pods", nil); err == nil {
-		t.Error("a gauge was read as a counter")
+	if _, err := CounterSum(context.Background(), e, "scheduler_pending_pods", nil); err == nil || !strings.Contains(err.Error(), "scheduler_pending_pods is a gauge, not a counter") {
+		t.Errorf("a gauge: %v", err)
 	}
-	if _, err := CounterSum(context.Background(), e, "no_such_total", nil); err == nil || !strings.Contains(err.Error(), "no counter no_such_total") {
-		t.Errorf("missing counter: %v", err)
+	if got, err := CounterSum(context.Background(), e, "no_such_total", nil); err != nil || got != 0 {
+		t.Errorf("a counter not exposed yet: %v, %v; want 0", got, err)
+	}
+	down := Endpoint{Job: "kube-scheduler", Fetch: func(context.Context) ([]byte, error) { return nil, errors.New("connection refused") }}
+	if _, err := CounterSum(context.Background(), down, "scheduler_schedule_attempts_total", nil); err == nil || !strings.Contains(err.Error(), "kube-scheduler /metrics: connection refused") {
+		t.Errorf("a scrape that fails: %v", err)
 	}
 }
