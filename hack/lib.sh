@@ -44,12 +44,13 @@ bare_control_plane() {
 }
 
 # snapshot_of LOG: the SLO snapshot (`ghostfleet snapshot --run`) of the
-# run whose text output LOG holds ("run record: …/<id>"), on fleet $name.
+# run whose text output LOG holds ("run record: …/<id>"), on fleet $name,
+# and its report.html (`ghostfleet report`: the newest snapshot).
 snapshot_of() {
 	local id
 	id=$(sed -n 's|^run record: .*/||p' "$1" | tail -1)
 	[ -n "$id" ] || { echo "snapshot_of: no run record in $1" >&2; return 1; }
-	"$bin" --name "$name" snapshot --run "$id"
+	"$bin" --name "$name" snapshot --run "$id" && "$bin" report
 }
 
 # fresh_fleet PROFILE NODES [UP-FLAGS...]: fleet $name deleted if it
