@@ -146,6 +146,18 @@ type TrainResult struct {
 	JobsDown         int         `json:"jobsDown"`
 	Recovery         Percentiles `json:"recovery"`
 	BrokenGPUSeconds float64     `json:"brokenGpuSeconds"`
+	// Where a break's time goes. BrokenGPUSeconds splits into
+	// SurvivorGPUSeconds, held by workers that ran before the break (until
+	// a restart stopped them or the break ended), and
+	// ReplacementGPUSeconds, by replacements running while the job was
+	// not yet whole. Teardown is, per break
+	// whose earlier workers all stopped (a whole-job restart), from the
+	// first worker lost to the last one stopped; Assembly, per break that
+	// ended, from its first replacement running to all running (seconds).
+	SurvivorGPUSeconds    float64     `json:"survivorGpuSeconds"`
+	ReplacementGPUSeconds float64     `json:"replacementGpuSeconds"`
+	Teardown              Percentiles `json:"teardown"`
+	Assembly              Percentiles `json:"assembly"`
 	// HoldSeconds is how long the run watched the jobs after every one
 	// ran (TrainOptions.Hold, less when interrupted).
 	HoldSeconds float64 `json:"holdSeconds,omitempty"`
@@ -282,7 +294,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 		byJob[p.Group] = append(byJob[p.Group], p)
 	}
 	var partial []gpuEvent
-	var starts, recoveries []time.Duration
+	var starts, recoveries, teardowns, assemblies []time.Duration
 	for job := range created {
 		jp := byJob[job]
 		t := jobTimeline(jp, res.PodsPerJob, end)
@@ -311,7 +323,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 			}
 			if until.After(p.Scheduled) {
 				res.PartialGPUSeconds += until.Sub(p.Scheduled).Seconds() * float64(res.GPUsPerPod)
-				partial = append(partial, gpuEvent{p.Scheduled, res.GPUsPerPod}, gpuEvent{until, -res.GPUsPerPod})
+				partial = append(partial, gpuEvent{at: p.Scheduled, delta: res.GPUsPerPod}, gpuEvent{at: until, delta: -res.GPUsPerPod})
 			}
 			if !t.started.IsZero() && !p.Running.IsZero() && !p.Ended.IsZero() && p.Ended.After(t.started) && p.Ended.Before(end) {
 				res.WorkersEnded++
@@ -322,10 +334,18 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 		}
 		for _, b := range t.breaks {
 			res.BrokenGPUSeconds += b.podSeconds * float64(res.GPUsPerPod)
+			res.SurvivorGPUSeconds += b.survivorSeconds * float64(res.GPUsPerPod)
+			res.ReplacementGPUSeconds += (b.podSeconds - b.survivorSeconds) * float64(res.GPUsPerPod)
+			if !b.survivorsGone.IsZero() {
+				teardowns = append(teardowns, b.survivorsGone.Sub(b.from))
+			}
 			if b.to.IsZero() {
 				res.JobsDown++
-			} else {
-				recoveries = append(recoveries, b.to.Sub(b.from))
+				continue
+			}
+			recoveries = append(recoveries, b.to.Sub(b.from))
+			if !b.firstBack.IsZero() {
+				assemblies = append(assemblies, b.to.Sub(b.firstBack))
 			}
 		}
 	}
@@ -336,13 +356,17 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 	}
 	res.StartLatency = Summarise(starts)
 	res.Recovery = Summarise(recoveries)
+	res.Teardown = Summarise(teardowns)
+	res.Assembly = Summarise(assemblies)
 	return res
 }
 
-// gpuEvent is a change in GPUs (or pods) held, at a time.
+// gpuEvent is a change in GPUs (or pods) held, at a time. In a job's
+// timeline, ran is when the pod whose end it is began running.
 type gpuEvent struct {
 	at    time.Time
 	delta int
+	ran   time.Time
 }
 
 // sortEvents orders events by time, releases before takes at the same
@@ -359,10 +383,16 @@ func sortEvents(events []gpuEvent) []gpuEvent {
 
 // jobBreak is one spell of a started job with fewer than all its workers
 // running: from the first one lost to all running again (zero: still
-// broken at the end), and the running workers' pod-seconds meanwhile.
+// broken at the end), and the running workers' pod-seconds meanwhile,
+// survivorSeconds those of the workers that ran before it. survivorsGone
+// is when the last of those stopped (zero: some ran on), firstBack when
+// its first replacement ran.
 type jobBreak struct {
-	from, to   time.Time
-	podSeconds float64
+	from, to                 time.Time
+	podSeconds               float64
+	survivorSeconds          float64
+	survivorsGone, firstBack time.Time
+	survivors                int
 }
 
 type timeline struct {
@@ -378,33 +408,54 @@ func jobTimeline(pods []PodTimes, want int, end time.Time) timeline {
 		if p.Running.IsZero() || p.Running.After(end) {
 			continue
 		}
-		events = append(events, gpuEvent{p.Running, 1})
+		events = append(events, gpuEvent{at: p.Running, delta: 1})
 		if !p.Ended.IsZero() && !p.Ended.After(end) {
-			events = append(events, gpuEvent{p.Ended, -1})
+			events = append(events, gpuEvent{at: p.Ended, delta: -1, ran: p.Running})
 		}
 	}
 	var t timeline
 	running := 0
 	var last time.Time
-	for _, e := range sortEvents(events) {
-		if n := len(t.breaks); n > 0 && t.breaks[n-1].to.IsZero() {
-			t.breaks[n-1].podSeconds += e.at.Sub(last).Seconds() * float64(running)
+	// open is the break under way, nil if none.
+	var open *jobBreak
+	accrue := func(until time.Time) {
+		if open != nil {
+			open.podSeconds += until.Sub(last).Seconds() * float64(running)
+			open.survivorSeconds += until.Sub(last).Seconds() * float64(open.survivors)
 		}
+	}
+	for _, e := range sortEvents(events) {
+		accrue(e.at)
 		running += e.delta
 		last = e.at
+		switch {
+		case open == nil:
+		case e.delta > 0:
+			if open.firstBack.IsZero() {
+				open.firstBack = e.at
+			}
+		case e.ran.Before(open.from): // a worker that ran before the break stopped
+			open.survivors--
+			if open.survivors == 0 {
+				open.survivorsGone = e.at
+			}
+		}
 		switch {
 		case running >= want && t.started.IsZero():
 			t.started = e.at
 		case t.started.IsZero():
-		case running < want && (len(t.breaks) == 0 || !t.breaks[len(t.breaks)-1].to.IsZero()):
-			t.breaks = append(t.breaks, jobBreak{from: e.at})
-		case running >= want && len(t.breaks) > 0 && t.breaks[len(t.breaks)-1].to.IsZero():
-			t.breaks[len(t.breaks)-1].to = e.at
+		case running < want && open == nil:
+			t.breaks = append(t.breaks, jobBreak{from: e.at, survivors: running})
+			open = &t.breaks[len(t.breaks)-1]
+			if running == 0 {
+				open.survivorsGone = e.at
+			}
+		case running >= want && open != nil:
+			open.to = e.at
+			open = nil
 		}
 	}
-	if n := len(t.breaks); n > 0 && t.breaks[n-1].to.IsZero() {
-		t.breaks[n-1].podSeconds += end.Sub(last).Seconds() * float64(running)
-	}
+	accrue(end)
 	t.runningAtEnd = running
 	return t
 }

@@ -167,12 +167,46 @@ func TestTrainAccountingBreaks(t *testing.T) {
 	if res.BrokenGPUSeconds != 64 {
 		t.Errorf("broken GPU-seconds %v, want 64", res.BrokenGPUSeconds)
 	}
+	// Only survivors held them; a's one replacement made it whole at
+	// once; no break lost all its earlier workers.
+	if res.SurvivorGPUSeconds != 64 || res.ReplacementGPUSeconds != 0 || res.Assembly.Count != 1 || res.Assembly.Max != 0 || res.Teardown.Count != 0 {
+		t.Errorf("survivor GPU-seconds %v, assembly %+v, teardown %+v; want 64, one of 0s, none", res.SurvivorGPUSeconds, res.Assembly, res.Teardown)
+	}
 	// Before the starts: a 2 × 3s, d 2 × 1s, e 1s + 2s + 0s; × 8 GPUs.
 	if res.PartialGPUSeconds != 8*(6+2+3) {
 		t.Errorf("partial GPU-seconds %v, want %d", res.PartialGPUSeconds, 8*(6+2+3))
 	}
 	if res.StartLatency.Max != 4 || res.StrandedGPUs != 0 {
 		t.Errorf("start latency %+v, stranded %d", res.StartLatency, res.StrandedGPUs)
+	}
+}
+
+// A job restarted whole: its survivors stop one by one (the teardown),
+// then the new workers run one by one (the assembly); the GPU-seconds
+// held split between the two.
+func TestTrainAccountingRestart(t *testing.T) {
+	at := secondsFrom(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+	created := map[string]time.Time{"r": at(0)}
+	pods := []PodTimes{
+		// r starts at 2s; a worker fails at 5s; the others stop at 7s and 8s.
+		{Group: "r", Created: at(0), Scheduled: at(1), Running: at(2), Ended: at(5)},
+		{Group: "r", Created: at(0), Scheduled: at(1), Running: at(2), Ended: at(7)},
+		{Group: "r", Created: at(0), Scheduled: at(1), Running: at(2), Ended: at(8)},
+		// The new workers run at 10s, 11s and 13s.
+		{Group: "r", Created: at(9), Scheduled: at(9), Running: at(10)},
+		{Group: "r", Created: at(9), Scheduled: at(9), Running: at(11)},
+		{Group: "r", Created: at(9), Scheduled: at(9), Running: at(13)},
+	}
+	res := trainAccounting(TrainResult{Jobs: 1, PodsPerJob: 3, GPUsPerPod: 8}, pods, created, at(20))
+	if res.JobsBroken != 1 || res.JobsDown != 0 || res.Recovery.Max != 8 {
+		t.Errorf("broken %d, down %d, recovery %+v; want 1, 0, 8s", res.JobsBroken, res.JobsDown, res.Recovery)
+	}
+	// Survivors: 2 × 2s + 1 × 1s; replacements: 1 × 1s + 2 × 2s; × 8 GPUs.
+	if res.BrokenGPUSeconds != 80 || res.SurvivorGPUSeconds != 40 || res.ReplacementGPUSeconds != 40 {
+		t.Errorf("broken GPU-seconds %v, survivors' %v, replacements' %v; want 80, 40, 40", res.BrokenGPUSeconds, res.SurvivorGPUSeconds, res.ReplacementGPUSeconds)
+	}
+	if res.Teardown.Count != 1 || res.Teardown.Max != 3 || res.Assembly.Count != 1 || res.Assembly.Max != 3 {
+		t.Errorf("teardown %+v, assembly %+v; want one of 3s (5s to 8s), one of 3s (10s to 13s)", res.Teardown, res.Assembly)
 	}
 }
 

@@ -457,6 +457,13 @@ func TestFaults(t *testing.T) {
 			t.Errorf("restart %q: restarts %d (%d failed), jobs broken %d, still broken %d, recoveries %+v, workers lost %d; want job: 1 (0), 1, 0, 1, at least 2 (the deleted one and its sibling)",
 				train.Restart, train.JobRestarts, train.RestartErrors, train.JobsBroken, train.JobsDown, train.Recovery, train.WorkersEnded)
 		}
+		// The break splits into the sibling's teardown (it ran on until
+		// the restart stopped it) and the new workers' assembly.
+		if td, a := train.Teardown, train.Assembly; td.Count != 1 || a.Count != 1 || td.Max > train.Recovery.Max || a.Max > train.Recovery.Max ||
+			train.SurvivorGPUSeconds <= 0 || train.SurvivorGPUSeconds > train.BrokenGPUSeconds {
+			t.Errorf("teardown %+v, assembly %+v (recovery %+v), survivors' GPU-seconds %.1f of %.1f; want one each, within the recovery, and some but not more than all",
+				td, a, train.Recovery, train.SurvivorGPUSeconds, train.BrokenGPUSeconds)
+		}
 		job := lost.Labels["batch.kubernetes.io/job-name"]
 		after, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job, FieldSelector: "status.phase=Running"})
 		if err != nil {
