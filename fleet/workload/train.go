@@ -147,13 +147,14 @@ type TrainResult struct {
 	Recovery         Percentiles `json:"recovery"`
 	BrokenGPUSeconds float64     `json:"brokenGpuSeconds"`
 	// Where a break's time goes. BrokenGPUSeconds splits into
-	// SurvivorGPUSeconds, held by workers that ran before the break (until
-	// a restart stopped them or the break ended), and
-	// ReplacementGPUSeconds, by replacements running while the job was
-	// not yet whole. Teardown is, per break
-	// whose earlier workers all stopped (a whole-job restart), from the
-	// first worker lost to the last one stopped; Assembly, per break that
-	// ended, from its first replacement running to all running (seconds).
+	// SurvivorGPUSeconds, held by the job's earlier workers (those that
+	// ran before the break, until a restart stopped them, and any that
+	// stopped during it), and ReplacementGPUSeconds, by the replacements
+	// that ran on to its end, before the job was whole. Teardown is, per
+	// break whose earlier workers ran into it and all stopped (a
+	// whole-job restart), from the first worker lost to the last one
+	// stopped; Assembly, per break that ended, from its first replacement
+	// running to all running (seconds).
 	SurvivorGPUSeconds    float64     `json:"survivorGpuSeconds"`
 	ReplacementGPUSeconds float64     `json:"replacementGpuSeconds"`
 	Teardown              Percentiles `json:"teardown"`
@@ -334,18 +335,18 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 		}
 		for _, b := range t.breaks {
 			res.BrokenGPUSeconds += b.podSeconds * float64(res.GPUsPerPod)
-			res.SurvivorGPUSeconds += b.survivorSeconds * float64(res.GPUsPerPod)
-			res.ReplacementGPUSeconds += (b.podSeconds - b.survivorSeconds) * float64(res.GPUsPerPod)
-			if !b.survivorsGone.IsZero() {
-				teardowns = append(teardowns, b.survivorsGone.Sub(b.from))
+			res.SurvivorGPUSeconds += b.earlierSeconds * float64(res.GPUsPerPod)
+			res.ReplacementGPUSeconds += b.newSeconds * float64(res.GPUsPerPod)
+			if !b.lastStop.IsZero() {
+				teardowns = append(teardowns, b.lastStop.Sub(b.from))
 			}
 			if b.to.IsZero() {
 				res.JobsDown++
 				continue
 			}
 			recoveries = append(recoveries, b.to.Sub(b.from))
-			if !b.firstBack.IsZero() {
-				assemblies = append(assemblies, b.to.Sub(b.firstBack))
+			if !b.firstNew.IsZero() {
+				assemblies = append(assemblies, b.to.Sub(b.firstNew))
 			}
 		}
 	}
@@ -361,12 +362,10 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 	return res
 }
 
-// gpuEvent is a change in GPUs (or pods) held, at a time. In a job's
-// timeline, ran is when the pod whose end it is began running.
+// gpuEvent is a change in GPUs (or pods) held, at a time.
 type gpuEvent struct {
 	at    time.Time
 	delta int
-	ran   time.Time
 }
 
 // sortEvents orders events by time, releases before takes at the same
@@ -384,15 +383,18 @@ func sortEvents(events []gpuEvent) []gpuEvent {
 // jobBreak is one spell of a started job with fewer than all its workers
 // running: from the first one lost to all running again (zero: still
 // broken at the end), and the running workers' pod-seconds meanwhile,
-// survivorSeconds those of the workers that ran before it. survivorsGone
-// is when the last of those stopped (zero: some ran on), firstBack when
-// its first replacement ran.
+// split by splitBreak.
 type jobBreak struct {
-	from, to                 time.Time
-	podSeconds               float64
-	survivorSeconds          float64
-	survivorsGone, firstBack time.Time
-	survivors                int
+	from, to   time.Time
+	podSeconds float64
+	// Of podSeconds, earlierSeconds are the workers of the job's earlier
+	// run: those that ran before the break, or stopped before it ended (a
+	// pod the old Job made while a restart deleted it); newSeconds the
+	// replacements that ran on to its end. lastStop is when the last
+	// earlier worker stopped, zero unless some ran into the break and all
+	// of them stopped; firstNew when the first replacement ran.
+	earlierSeconds, newSeconds float64
+	lastStop, firstNew         time.Time
 }
 
 type timeline struct {
@@ -410,52 +412,82 @@ func jobTimeline(pods []PodTimes, want int, end time.Time) timeline {
 		}
 		events = append(events, gpuEvent{at: p.Running, delta: 1})
 		if !p.Ended.IsZero() && !p.Ended.After(end) {
-			events = append(events, gpuEvent{at: p.Ended, delta: -1, ran: p.Running})
+			events = append(events, gpuEvent{at: p.Ended, delta: -1})
 		}
 	}
 	var t timeline
 	running := 0
 	var last time.Time
-	// open is the break under way, nil if none.
-	var open *jobBreak
-	accrue := func(until time.Time) {
-		if open != nil {
-			open.podSeconds += until.Sub(last).Seconds() * float64(running)
-			open.survivorSeconds += until.Sub(last).Seconds() * float64(open.survivors)
-		}
-	}
 	for _, e := range sortEvents(events) {
-		accrue(e.at)
+		if n := len(t.breaks); n > 0 && t.breaks[n-1].to.IsZero() {
+			t.breaks[n-1].podSeconds += e.at.Sub(last).Seconds() * float64(running)
+		}
 		running += e.delta
 		last = e.at
-		switch {
-		case open == nil:
-		case e.delta > 0:
-			if open.firstBack.IsZero() {
-				open.firstBack = e.at
-			}
-		case e.ran.Before(open.from): // a worker that ran before the break stopped
-			open.survivors--
-			if open.survivors == 0 {
-				open.survivorsGone = e.at
-			}
-		}
 		switch {
 		case running >= want && t.started.IsZero():
 			t.started = e.at
 		case t.started.IsZero():
-		case running < want && open == nil:
-			t.breaks = append(t.breaks, jobBreak{from: e.at, survivors: running})
-			open = &t.breaks[len(t.breaks)-1]
-			if running == 0 {
-				open.survivorsGone = e.at
-			}
-		case running >= want && open != nil:
-			open.to = e.at
-			open = nil
+		case running < want && (len(t.breaks) == 0 || !t.breaks[len(t.breaks)-1].to.IsZero()):
+			t.breaks = append(t.breaks, jobBreak{from: e.at})
+		case running >= want && len(t.breaks) > 0 && t.breaks[len(t.breaks)-1].to.IsZero():
+			t.breaks[len(t.breaks)-1].to = e.at
 		}
 	}
-	accrue(end)
+	if n := len(t.breaks); n > 0 && t.breaks[n-1].to.IsZero() {
+		t.breaks[n-1].podSeconds += end.Sub(last).Seconds() * float64(running)
+	}
+	for i := range t.breaks {
+		splitBreak(&t.breaks[i], pods, end)
+	}
 	t.runningAtEnd = running
 	return t
+}
+
+// splitBreak divides b's pod-seconds between the job's earlier workers
+// and its replacements, and finds when the last earlier one stopped and
+// the first replacement ran.
+func splitBreak(b *jobBreak, pods []PodTimes, end time.Time) {
+	until := b.to
+	if until.IsZero() {
+		until = end
+	}
+	earlierRanOn := false
+	for _, p := range pods {
+		if p.Running.IsZero() || p.Running.After(until) { // the last replacement runs at until
+			continue
+		}
+		stop := until
+		if !p.Ended.IsZero() && p.Ended.Before(until) {
+			stop = p.Ended
+		}
+		if !stop.After(b.from) { // stopped before the break, or is the lost worker
+			continue
+		}
+		seconds := stop.Sub(maxTime(p.Running, b.from)).Seconds()
+		switch {
+		case stop.Before(until): // stopped during the break
+			b.earlierSeconds += seconds
+			b.lastStop = maxTime(b.lastStop, stop)
+		case p.Running.Before(b.from): // ran through it
+			b.earlierSeconds += seconds
+			earlierRanOn = true
+		default:
+			b.newSeconds += seconds
+			if b.firstNew.IsZero() || p.Running.Before(b.firstNew) {
+				b.firstNew = p.Running
+			}
+		}
+	}
+	if earlierRanOn {
+		b.lastStop = time.Time{}
+	}
+}
+
+// maxTime is the later of a and b.
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

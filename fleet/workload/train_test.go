@@ -210,6 +210,44 @@ func TestTrainAccountingRestart(t *testing.T) {
 	}
 }
 
+// The split's edges: a pod the old Job made while the restart deleted it
+// belongs to the earlier run; a break whose workers were all lost at once
+// has no teardown, and one still open at the end no assembly.
+func TestTrainAccountingSplitEdges(t *testing.T) {
+	at := secondsFrom(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+	created := map[string]time.Time{"o": at(0), "z": at(0)}
+	pods := []PodTimes{
+		// o: a worker fails at 5s and the restart stops another at 5.5s;
+		// the old Job's replacement runs at 6s and is stopped at 7s, the
+		// last old worker at 8s; the new workers run at 10s, 11s and 12s.
+		{Group: "o", Running: at(2), Ended: at(5)},
+		{Group: "o", Running: at(2), Ended: at(5.5)},
+		{Group: "o", Running: at(2), Ended: at(8)},
+		{Group: "o", Running: at(6), Ended: at(7)},
+		{Group: "o", Running: at(10)},
+		{Group: "o", Running: at(11)},
+		{Group: "o", Running: at(12)},
+		// z: all three workers lost at 5s; one replacement runs at 7s,
+		// the others never.
+		{Group: "z", Running: at(2), Ended: at(5)},
+		{Group: "z", Running: at(2), Ended: at(5)},
+		{Group: "z", Running: at(2), Ended: at(5)},
+		{Group: "z", Running: at(7)},
+	}
+	res := trainAccounting(TrainResult{Jobs: 2, PodsPerJob: 3, GPUsPerPod: 2}, pods, created, at(20))
+	if res.JobsBroken != 2 || res.JobsDown != 1 || res.Recovery.Count != 1 || res.Recovery.Max != 7 {
+		t.Errorf("broken %d, down %d, recovery %+v; want 2, 1, one of 7s (o)", res.JobsBroken, res.JobsDown, res.Recovery)
+	}
+	// o: earlier 0.5s + 3s + 1s, new 2s + 1s; z: new 13s (7s to the
+	// end); × 2 GPUs.
+	if res.BrokenGPUSeconds != 41 || res.SurvivorGPUSeconds != 9 || res.ReplacementGPUSeconds != 32 {
+		t.Errorf("broken GPU-seconds %v, earlier workers' %v, replacements' %v; want 41, 9, 32", res.BrokenGPUSeconds, res.SurvivorGPUSeconds, res.ReplacementGPUSeconds)
+	}
+	if res.Teardown.Count != 1 || res.Teardown.Max != 3 || res.Assembly.Count != 1 || res.Assembly.Max != 2 {
+		t.Errorf("teardown %+v, assembly %+v; want only o's: 3s (5s to 8s), 2s (10s to 12s)", res.Teardown, res.Assembly)
+	}
+}
+
 // A worker stops when its node goes NotReady, not when its pod is
 // evicted minutes later; a node down before the pod ran, and back, does
 // not count against it.

@@ -42,10 +42,11 @@ while fewer than all its workers run, until the Job's replacements run.
 Reports the workers lost, the jobs broken and still broken at the end, the
 time each break took to recover, and the GPU-seconds held meanwhile by the
 broken jobs' running workers, which cannot take a step without the
-missing one: split between the workers that ran before the break and the
-replacements running before the job was whole, with the time to stop a
-job's other workers (a whole-job restart) and from its first replacement
-running to all running. --restart job restarts a job that loses a worker as a whole,
+missing one: split between the job's earlier workers (those that ran
+before the break, and any that stopped during it) and the replacements
+running before the job was whole, with the time to stop a job's other
+workers (a whole-job restart) and from its first replacement running to
+all running. --restart job restarts a job that loses a worker as a whole,
 as JobSet's failure policy or an elastic launcher does: GhostFleet deletes
 the Job (its pods first) and creates it again, and the break lasts until
 every new worker runs. Work lost to the restart (the steps since the last
@@ -131,7 +132,7 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		if rc := r.Recovery; rc.Count > 0 {
 			fmt.Fprintf(w, "  time to recover a broken job (all workers running again): p50 %.2fs  p99 %.2fs  max %.2fs (%d breaks)\n", rc.P50, rc.P99, rc.Max, rc.Count)
 		}
-		fmt.Fprintf(w, "  GPUs held by broken jobs' running workers: %.0f GPU-seconds (%.0f by workers that ran before the break, %.0f by replacements)\n", r.BrokenGPUSeconds, r.SurvivorGPUSeconds, r.ReplacementGPUSeconds)
+		fmt.Fprintf(w, "  GPUs held by broken jobs' running workers: %.0f GPU-seconds (%.0f by the job's earlier workers, %.0f by replacements)\n", r.BrokenGPUSeconds, r.SurvivorGPUSeconds, r.ReplacementGPUSeconds)
 		if td := r.Teardown; td.Count > 0 {
 			fmt.Fprintf(w, "  time to stop a broken job's other workers: p50 %.2fs  p99 %.2fs  max %.2fs (%d breaks)\n", td.P50, td.P99, td.Max, td.Count)
 		}
