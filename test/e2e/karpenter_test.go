@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
@@ -83,7 +85,19 @@ func TestKarpenterAddsAndRemovesGPUNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Upstream's taint-eviction controller may delete a pod bound the
+	// moment Karpenter lifts its karpenter.sh/unregistered NoExecute taint,
+	// its node informer lagging the scheduler's (kubernetes/kubernetes
+	// #119862, seen in CI): the pod is gone, not ours to keep. Each such
+	// pod is loaded again, twice at most.
+	evicted := map[string]bool{}
 	eventually(t, ctx, "3 load pods running", func() error {
+		if n := taintEvictions(ctx, cs, "gf-karp", evicted); n > 0 && len(evicted) <= 2 {
+			t.Logf("%d load pod(s) deleted by the taint-eviction controller as Karpenter's node registered (kubernetes/kubernetes#119862); loading them again", n)
+			if r := ghostfleet(t, ctx, "load", strconv.Itoa(n), "8", "--name", karpenterCluster, "--namespace", "gf-karp"); r.code != 0 {
+				return fmt.Errorf("loading the evicted pods again: %s", r.errOut)
+			}
+		}
 		pods, err := cs.CoreV1().Pods("gf-karp").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
@@ -152,6 +166,25 @@ func TestKarpenterAddsAndRemovesGPUNodes(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// taintEvictions counts the pods of namespace the taint-eviction
+// controller deleted (events TaintManagerEviction) not yet in seen, and
+// adds them to it.
+func taintEvictions(ctx context.Context, cs kubernetes.Interface, namespace string, seen map[string]bool) int {
+	events, err := cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=TaintManagerEviction"})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range events.Items {
+		// Its other event of that reason cancels a deletion.
+		if e.InvolvedObject.Kind == "Pod" && strings.HasPrefix(e.Message, "Marking for deletion") && !seen[e.InvolvedObject.Name] {
+			seen[e.InvolvedObject.Name] = true
+			n++
+		}
+	}
+	return n
 }
 
 // logKarpenterState logs, when the test has failed, what a reader needs to
