@@ -296,15 +296,22 @@ func TestClusterProfile(t *testing.T) {
 	}
 }
 
-// The lever profiles in scenarios/profiles (issue #12's benches) load.
+// The lever profiles in scenarios/profiles (issue #12's benches) load,
+// and the one named for gang scheduling turns it on (train's --gang auto
+// reads it from the fleet's profile).
 func TestScenarioProfilesLoad(t *testing.T) {
 	files, _ := filepath.Glob("../scenarios/profiles/*.yaml")
 	if len(files) == 0 {
 		t.Fatal("no profiles in scenarios/profiles")
 	}
 	for _, f := range files {
-		if _, err := LoadComponentProfile(f); err != nil {
+		p, err := LoadComponentProfile(f)
+		if err != nil {
 			t.Error(err)
+			continue
+		}
+		if gang := strings.HasSuffix(f, "-gang.yaml"); p.GangScheduling() != gang {
+			t.Errorf("%s: gang scheduling %v, want %v", f, p.GangScheduling(), gang)
 		}
 	}
 }
