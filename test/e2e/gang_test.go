@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
@@ -118,6 +120,62 @@ func TestGangAndAB(t *testing.T) {
 			if n != 0 && n != 3 {
 				t.Errorf("job %s has %d of 3 pods bound under gang scheduling", job, n)
 			}
+		}
+		unload(t)
+	})
+
+	// --restart job under gang scheduling (experiment F, fifth part): the
+	// Job is made again and its new pods name the PodGroup that stayed,
+	// so the gang places them all once the old ones are gone.
+	t.Run("gang: --restart job makes a broken job again under its PodGroup", func(t *testing.T) {
+		const ns = "gf-gang-restart"
+		trained := trainInBackground(t, ctx, "--jobs", "1", "--pods-per-job", "3", "--gpus-per-pod", "8", "--namespace", ns, "--hold", "45s", "--restart", "job",
+			"--name", gangCluster, "--results-dir", results)
+		var before []corev1.Pod
+		eventually(t, ctx, "the 3 workers running", func() error {
+			list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+			if err != nil {
+				return err
+			}
+			if before = list.Items; len(before) != 3 {
+				return fmt.Errorf("%d workers running", len(before))
+			}
+			return nil
+		})
+		pgs, err := cs.SchedulingV1alpha2().PodGroups(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(pgs.Items) != 1 {
+			t.Fatalf("PodGroups before the restart: %v, %d; want 1", err, len(pgs.Items))
+		}
+		group := pgs.Items[0]
+		if err := cs.CoreV1().Pods(ns).Delete(ctx, before[0].Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+			t.Fatal(err)
+		}
+		res := trained()
+		if !res.Gang || res.JobRestarts != 1 || res.RestartErrors != 0 || res.JobsBroken != 1 || res.JobsDown != 0 || res.Recovery.Count != 1 || res.Assembly.Count != 1 {
+			t.Errorf("gang %v: restarts %d (%d failed), jobs broken %d, still broken %d, recoveries %+v, assemblies %+v; want gang-scheduled, 1 (0), 1, 0, 1, 1",
+				res.Gang, res.JobRestarts, res.RestartErrors, res.JobsBroken, res.JobsDown, res.Recovery, res.Assembly)
+		}
+		if got, err := cs.SchedulingV1alpha2().PodGroups(ns).Get(ctx, group.Name, metav1.GetOptions{}); err != nil {
+			t.Errorf("PodGroup %s after the restart: %v; want the same one", group.Name, err)
+		} else if got.UID != group.UID {
+			t.Errorf("PodGroup %s after the restart has uid %v, was %v; want the same one", group.Name, got.UID, group.UID)
+		}
+		after, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range after.Items {
+			if g := p.Spec.SchedulingGroup; g == nil || g.PodGroupName == nil || *g.PodGroupName != group.Name {
+				t.Errorf("worker %s after the restart names scheduling group %+v, want PodGroup %s", p.Name, g, group.Name)
+			}
+			for _, old := range before {
+				if p.Name == old.Name {
+					t.Errorf("worker %s ran through the restart: a whole-job restart replaces every worker", p.Name)
+				}
+			}
+		}
+		if len(after.Items) != 3 {
+			t.Errorf("%d workers running after the restart, want 3", len(after.Items))
 		}
 		unload(t)
 	})
