@@ -61,7 +61,7 @@ func faultRecord(t *testing.T, ctx context.Context, args ...string) (record.Reco
 	return rec, res
 }
 
-// eventually polls check until it returns nil or a minute passes; the
+// eventually polls check until it returns nil or two minutes pass; the
 // last error fails the test. It bounds waiting, not the system's speed.
 func eventually(t *testing.T, ctx context.Context, what string, check func() error) {
 	t.Helper()
@@ -78,6 +78,24 @@ func eventually(t *testing.T, ctx context.Context, what string, check func() err
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// runningWorkers waits until exactly want pods in ns are Running and
+// returns them.
+func runningWorkers(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string, want int) []corev1.Pod {
+	t.Helper()
+	var running []corev1.Pod
+	eventually(t, ctx, fmt.Sprintf("the %d workers running", want), func() error {
+		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+		if err != nil {
+			return err
+		}
+		if running = list.Items; len(running) != want {
+			return fmt.Errorf("%d workers running", len(running))
+		}
+		return nil
+	})
+	return running
 }
 
 func nodeCondition(n *corev1.Node, typ string) corev1.ConditionStatus {
@@ -389,12 +407,7 @@ func TestFaults(t *testing.T) {
 		const ns = "gf-train-e2e"
 		trained := trainInBackground(t, ctx, "--jobs", "2", "--pods-per-job", "2", "--namespace", ns, "--hold", "90s",
 			"--name", faultCluster, "--results-dir", resultsDir)
-		eventually(t, ctx, "the 4 workers running", func() error {
-			if n := countPhase(t, ctx, cs, ns, corev1.PodRunning); n != 4 {
-				return fmt.Errorf("%d workers running", n)
-			}
-			return nil
-		})
+		runningWorkers(t, ctx, cs, ns, 4)
 		_, res := faultRecord(t, ctx, "gpu-xid", "--nodes", "50", "--fail-pods", "--results-dir", resultsDir)
 		if res.Pods < 4 {
 			t.Fatalf("--fail-pods ended %d pods, want at least the 4 workers", res.Pods)
@@ -437,17 +450,7 @@ func TestFaults(t *testing.T) {
 		const ns = "gf-restart-e2e"
 		trained := trainInBackground(t, ctx, "--jobs", "2", "--pods-per-job", "2", "--namespace", ns, "--hold", "60s", "--restart", "job",
 			"--name", faultCluster, "--results-dir", resultsDir)
-		var before []corev1.Pod
-		eventually(t, ctx, "the 4 workers running", func() error {
-			list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
-			if err != nil {
-				return err
-			}
-			if before = list.Items; len(before) != 4 {
-				return fmt.Errorf("%d workers running", len(before))
-			}
-			return nil
-		})
+		before := runningWorkers(t, ctx, cs, ns, 4)
 		lost := before[0]
 		if err := cs.CoreV1().Pods(ns).Delete(ctx, lost.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 			t.Fatal(err)

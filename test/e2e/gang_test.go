@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -131,17 +130,7 @@ func TestGangAndAB(t *testing.T) {
 		const ns = "gf-gang-restart"
 		trained := trainInBackground(t, ctx, "--jobs", "1", "--pods-per-job", "3", "--gpus-per-pod", "8", "--namespace", ns, "--hold", "45s", "--restart", "job",
 			"--name", gangCluster, "--results-dir", results)
-		var before []corev1.Pod
-		eventually(t, ctx, "the 3 workers running", func() error {
-			list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
-			if err != nil {
-				return err
-			}
-			if before = list.Items; len(before) != 3 {
-				return fmt.Errorf("%d workers running", len(before))
-			}
-			return nil
-		})
+		before := runningWorkers(t, ctx, cs, ns, 3)
 		pgs, err := cs.SchedulingV1alpha2().PodGroups(ns).List(ctx, metav1.ListOptions{})
 		if err != nil || len(pgs.Items) != 1 {
 			t.Fatalf("PodGroups before the restart: %v, %d; want 1", err, len(pgs.Items))
