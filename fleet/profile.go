@@ -72,8 +72,8 @@ type SchedulerSettings struct {
 // ControllerManagerSettings are kube-controller-manager's, given as flags:
 // it has no configuration file for them.
 type ControllerManagerSettings struct {
-	// QPS and Burst limit its API client (--kube-api-qps/--kube-api-burst),
-	// which every controller shares.
+	// QPS and Burst limit its API clients (--kube-api-qps/--kube-api-burst):
+	// each controller builds its own, so the limits apply per controller.
 	QPS, Burst int
 	// WorkloadSyncs is how many workers each of the ReplicaSet, Deployment
 	// and Job controllers runs (--concurrent-{replicaset,deployment,job}-syncs).

@@ -297,8 +297,8 @@ func TestClusterProfile(t *testing.T) {
 }
 
 // The lever profiles in scenarios/profiles (issue #12's benches) load,
-// and the one named for gang scheduling turns it on (train's --gang auto
-// reads it from the fleet's profile).
+// and those named for gang scheduling (-gang.yaml) turn it on (train's
+// --gang auto reads it from the fleet's profile).
 func TestScenarioProfilesLoad(t *testing.T) {
 	files, _ := filepath.Glob("../scenarios/profiles/*.yaml")
 	if len(files) == 0 {
