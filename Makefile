@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-cm-qps experiment-f-restart-cm-all experiment-f-restart-cm-all-gang experiment-f-restart-gang experiment-f-restart-cm-qps-gang
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-cm-qps experiment-f-restart-cm-all experiment-f-restart-cm-all-gang experiment-f-restart-gang experiment-f-restart-cm-qps-gang experiment-f-restart-cm-burst-gang
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -175,3 +175,7 @@ experiment-f-restart-gang:
 # (experiment F, sixth part).
 experiment-f-restart-cm-qps-gang:
 	RESTART=job DOWN=0 PROFILES=scenarios/profiles/lever-cm-qps-gang.yaml hack/experiment-f-breaks.sh
+
+# ... and with its burst alone raised, gang-scheduled.
+experiment-f-restart-cm-burst-gang:
+	RESTART=job DOWN=0 PROFILES=scenarios/profiles/lever-cm-burst-gang.yaml hack/experiment-f-breaks.sh
