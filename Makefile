@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-cm-qps experiment-f-restart-cm-all experiment-f-restart-cm-all-gang experiment-f-restart-gang experiment-f-restart-cm-qps-gang experiment-f-restart-cm-burst-gang
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -155,27 +155,16 @@ experiment-f-kinds:
 experiment-f-restart:
 	RESTART=job DOWN=0 PROFILES=default hack/experiment-f-breaks.sh
 
-# The same under default with the controller-manager's QPS alone raised.
-experiment-f-restart-cm-qps:
-	RESTART=job DOWN=0 PROFILES=scenarios/profiles/lever-cm-qps.yaml hack/experiment-f-breaks.sh
+# The same under a profile of scenarios/profiles/lever-cm-*.yaml:
+# experiment-f-restart-cm-qps (default with the controller-manager's QPS
+# alone raised), -cm-all (tuned's whole controller-manager, its workers
+# too), -cm-all-gang (that gang-scheduled, experiment F's fifth part),
+# -cm-qps-gang and -cm-burst-gang (the QPS, or the burst alone, raised and
+# gang-scheduled: the sixth part). Not .PHONY: make skips the pattern
+# search for phony targets.
+experiment-f-restart-cm-%: scenarios/profiles/lever-cm-%.yaml
+	RESTART=job DOWN=0 PROFILES=$< hack/experiment-f-breaks.sh
 
-# ... and with tuned's whole controller-manager (its workers too).
-experiment-f-restart-cm-all:
-	RESTART=job DOWN=0 PROFILES=scenarios/profiles/lever-cm-all.yaml hack/experiment-f-breaks.sh
-
-# ... and that, gang-scheduled (experiment F, fifth part).
-experiment-f-restart-cm-all-gang:
-	RESTART=job DOWN=0 PROFILES=scenarios/profiles/lever-cm-all-gang.yaml hack/experiment-f-breaks.sh
-
-# ... and under upstream's controller-manager, gang-scheduled.
+# The same under the built-in gang profile (upstream's controller-manager).
 experiment-f-restart-gang:
 	RESTART=job DOWN=0 PROFILES=gang hack/experiment-f-breaks.sh
-
-# ... and with the controller-manager's QPS alone raised, gang-scheduled
-# (experiment F, sixth part).
-experiment-f-restart-cm-qps-gang:
-	RESTART=job DOWN=0 PROFILES=scenarios/profiles/lever-cm-qps-gang.yaml hack/experiment-f-breaks.sh
-
-# ... and with its burst alone raised, gang-scheduled.
-experiment-f-restart-cm-burst-gang:
-	RESTART=job DOWN=0 PROFILES=scenarios/profiles/lever-cm-burst-gang.yaml hack/experiment-f-breaks.sh
