@@ -166,9 +166,9 @@ func fetchAll(ctx context.Context, endpoints []Endpoint) ([][]byte, []error) {
 // labelled counter is not exposed until its first series is (a
 // scheduler that has placed no pod has no attempts counter yet).
 func CounterSum(ctx context.Context, e Endpoint, name string, match map[string]string) (float64, error) {
-	body, err := e.fetch(ctx)
+	body, err := Scrape(ctx, e)
 	if err != nil {
-		return 0, fmt.Errorf("%s /metrics: %w", e.Job, err)
+		return 0, err
 	}
 	return counterSum(bytes.NewReader(body), name, match)
 }
@@ -199,4 +199,62 @@ func counterSum(text io.Reader, name string, match map[string]string) (float64, 
 		}
 	}
 	return total, nil
+}
+
+// Tally is a histogram's cumulative count and sum: how many observations,
+// and their total (seconds, for a duration).
+type Tally struct {
+	Count float64 `json:"count"`
+	Sum   float64 `json:"seconds"`
+}
+
+// Minus is t less an earlier reading of the same histogram.
+func (t Tally) Minus(earlier Tally) Tally {
+	return Tally{Count: t.Count - earlier.Count, Sum: t.Sum - earlier.Sum}
+}
+
+// HistogramTotals reads, from one scrape (text, the Prometheus text
+// format), the count and sum of each histogram in names, summed by the
+// value of label: name → label value → tally. A histogram the text lacks
+// has no entry (one with labels is not exposed before its first
+// observation).
+func HistogramTotals(text []byte, label string, names ...string) (map[string]map[string]Tally, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]Tally{}
+	for _, name := range names {
+		mf, ok := families[name]
+		if !ok {
+			continue
+		}
+		if mf.GetType() != dto.MetricType_HISTOGRAM {
+			return nil, fmt.Errorf("%s is a %s, not a histogram", name, strings.ToLower(mf.GetType().String()))
+		}
+		by := map[string]Tally{}
+		for _, m := range mf.GetMetric() {
+			key := ""
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == label {
+					key = lp.GetValue()
+				}
+			}
+			h := m.GetHistogram()
+			t := by[key]
+			by[key] = Tally{Count: t.Count + float64(h.GetSampleCount()), Sum: t.Sum + h.GetSampleSum()}
+		}
+		out[name] = by
+	}
+	return out, nil
+}
+
+// Scrape fetches e's /metrics once, in the Prometheus text format.
+func Scrape(ctx context.Context, e Endpoint) ([]byte, error) {
+	body, err := e.fetch(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s /metrics: %w", e.Job, err)
+	}
+	return body, nil
 }

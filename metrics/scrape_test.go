@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -130,5 +131,38 @@ scheduler_pending_pods{queue="active"} 3
 	down := Endpoint{Job: "kube-scheduler", Fetch: func(context.Context) ([]byte, error) { return nil, errors.New("connection refused") }}
 	if _, err := CounterSum(context.Background(), down, "scheduler_schedule_attempts_total", nil); err == nil || !strings.Contains(err.Error(), "kube-scheduler /metrics: connection refused") {
 		t.Errorf("a scrape that fails: %v", err)
+	}
+}
+
+// HistogramTotals adds each histogram's count and sum by one label, leaves
+// out a histogram not exposed yet, and refuses a family of another type.
+func TestHistogramTotals(t *testing.T) {
+	text := []byte(`# TYPE rest_client_rate_limiter_duration_seconds histogram
+rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:6443",verb="DELETE",le="0.1"} 3
+rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:6443",verb="DELETE",le="+Inf"} 5
+rest_client_rate_limiter_duration_seconds_sum{host="127.0.0.1:6443",verb="DELETE"} 2.5
+rest_client_rate_limiter_duration_seconds_count{host="127.0.0.1:6443",verb="DELETE"} 5
+rest_client_rate_limiter_duration_seconds_bucket{host="10.0.0.1:6443",verb="DELETE",le="+Inf"} 1
+rest_client_rate_limiter_duration_seconds_sum{host="10.0.0.1:6443",verb="DELETE"} 0.5
+rest_client_rate_limiter_duration_seconds_count{host="10.0.0.1:6443",verb="DELETE"} 1
+rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:6443",verb="GET",le="+Inf"} 7
+rest_client_rate_limiter_duration_seconds_sum{host="127.0.0.1:6443",verb="GET"} 0.25
+rest_client_rate_limiter_duration_seconds_count{host="127.0.0.1:6443",verb="GET"} 7
+# TYPE workqueue_depth gauge
+workqueue_depth{name="job"} 4
+`)
+	got, err := HistogramTotals(text, "verb", "rest_client_rate_limiter_duration_seconds", "workqueue_work_duration_seconds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]Tally{"rest_client_rate_limiter_duration_seconds": {"DELETE": {Count: 6, Sum: 3}, "GET": {Count: 7, Sum: 0.25}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v (DELETE over both hosts, no entry for the histogram not exposed)", got, want)
+	}
+	if _, err := HistogramTotals(text, "name", "workqueue_depth"); err == nil || !strings.Contains(err.Error(), "workqueue_depth is a gauge, not a histogram") {
+		t.Errorf("a gauge: %v", err)
+	}
+	if d := (Tally{Count: 9, Sum: 4}).Minus(Tally{Count: 6, Sum: 3}); d != (Tally{Count: 3, Sum: 1}) {
+		t.Errorf("Minus: %+v, want 3 observations of 1s in all", d)
 	}
 }

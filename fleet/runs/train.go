@@ -9,6 +9,7 @@ import (
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
 // TrainOptions ask for multi-node training jobs (see
@@ -120,6 +121,24 @@ type TrainResult struct {
 	workload.TrainResult
 }
 
+// controllerManagerEndpoint is the fleet's kube-controller-manager
+// /metrics, which a training run reads for its waits (TrainResult's
+// ControllerManager), or nil, with a warning, when there is none.
+func controllerManagerEndpoint(ctx context.Context, env Env) *metrics.Endpoint {
+	endpoints, err := fleet.MetricsEndpoints(ctx, env.Target)
+	if err != nil {
+		env.warn("the controller-manager's client and work-queue waits are not recorded: %v", err)
+		return nil
+	}
+	for _, e := range endpoints {
+		if metrics.ComponentOfJob(e.Job) == metrics.ComponentControllerManager {
+			return &e
+		}
+	}
+	env.warn("the controller-manager's client and work-queue waits are not recorded: %s has no kube-controller-manager /metrics", env.Target)
+	return nil
+}
+
 // Summary is the training run in one line: how many jobs started, and
 // the GPUs partly started jobs hold.
 func (r TrainResult) Summary() string {
@@ -149,6 +168,7 @@ func Train(ctx context.Context, env Env, o TrainOptions) (TrainResult, error) {
 		return TrainResult{}, err
 	}
 	o.RunID, o.Report = NewID("train"), env.reporter().Report
+	o.ControllerManager = controllerManagerEndpoint(ctx, env)
 	warnings, err := o.Validate(capacity)
 	if err != nil {
 		return TrainResult{}, err

@@ -49,11 +49,12 @@ type restarter struct {
 }
 
 // newRestarter restarts the jobs of pods (the run's tracker) for the
-// workers they lose from now on.
-func newRestarter(cs kubernetes.Interface, job TrainJob, gang Gang, pods func() []PodTimes, report progress.Func) *restarter {
+// workers they lose after since (the hold's start): one lost before it
+// starts is still restarted for.
+func newRestarter(cs kubernetes.Interface, job TrainJob, gang Gang, pods func() []PodTimes, since time.Time, report progress.Func) *restarter {
 	r := &restarter{cs: cs, job: job, gang: gang, pods: pods, report: report, stopped: map[string]bool{}, inFlight: map[string]bool{}}
 	for _, p := range pods() {
-		if !p.Ended.IsZero() {
+		if !p.Ended.IsZero() && !p.Ended.After(since) {
 			r.stopped[p.UID] = true
 		}
 	}

@@ -71,9 +71,13 @@ func TestRestarterRecreatesTheJob(t *testing.T) {
 		{UID: "p1", Group: job.Name, Running: at(1)},
 		{UID: "p2", Group: job.Name, Running: at(4)},
 	}
-	r := newRestarter(cs, TrainJob{Namespace: job.Namespace, RunID: job.RunID, Pods: job.Pods, GPUsPerPod: job.GPUsPerPod}, Gang{}, func() []PodTimes { return pods }, progress.Discard)
+	lostEarly := PodTimes{UID: "q0", Group: "train-1-0001", Running: at(1), Ended: at(4)} // after the hold began, before the restarter
+	r := newRestarter(cs, TrainJob{Namespace: job.Namespace, RunID: job.RunID, Pods: job.Pods, GPUsPerPod: job.GPUsPerPod}, Gang{}, func() []PodTimes { return append(pods, lostEarly) }, at(3), progress.Discard)
 	if got := jobsToRestart(pods, r.stopped); len(got) != 0 {
-		t.Fatalf("a worker lost before the restarter started restarts %v", got)
+		t.Fatalf("a worker lost before the hold began restarts %v", got)
+	}
+	if got := jobsToRestart([]PodTimes{lostEarly}, r.stopped); !slices.Equal(got, []string{lostEarly.Group}) {
+		t.Fatalf("a worker lost after the hold began but before the restarter started: jobs to restart %v, want %s", got, lostEarly.Group)
 	}
 	pods[2].Ended = at(6) // p2 lost
 	if got := jobsToRestart(pods, r.stopped); !slices.Equal(got, []string{job.Name}) {

@@ -12,6 +12,7 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
+	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
 // jobNameLabel is set by the Job controller on every pod of a Job.
@@ -46,6 +47,10 @@ type TrainOptions struct {
 	// JobSet's failure policy or an elastic launcher does (see restarter).
 	Restart string        `json:"restart,omitempty"`
 	Report  progress.Func `json:"-"`
+	// ControllerManager, when set, is kube-controller-manager's /metrics:
+	// the run records what it waited in each phase (TrainResult's
+	// ControllerManager).
+	ControllerManager *metrics.Endpoint `json:"-"`
 }
 
 // Validate checks the options.
@@ -173,6 +178,11 @@ type TrainResult struct {
 	// the run goes on without them.
 	JobsNotCreated int            `json:"jobsNotCreated"`
 	Requests       requests.Stats `json:"requests"`
+	// ControllerManager is, by phase (train, hold), what
+	// kube-controller-manager's clients and work queues waited: where a
+	// break's teardown and its recovery spend their time. Absent when its
+	// /metrics could not be read.
+	ControllerManager map[string]ControllerManagerWaits `json:"controllerManager,omitempty"`
 }
 
 // Train creates the jobs (Indexed Jobs of whole-node pods that run until
@@ -196,6 +206,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	tracker := r.tracker
 	defer tracker.Stop()
 
+	meter := startControllerManagerMeter(ctx, opts.ControllerManager, opts.Report)
 	start := time.Now()
 	createDone := progress.Step(opts.Report, "create", fmt.Sprintf("creating %d jobs × %d pods × %d GPUs", opts.Jobs, opts.PodsPerJob, opts.GPUsPerPod), 0)
 	created := map[string]time.Time{}
@@ -231,6 +242,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	})
 	res.DurationSeconds = w.End.Sub(start).Seconds()
 	rec.Phases = []record.Phase{{Name: "train", Start: start.UTC(), End: w.End.UTC()}}
+	meter.phase(ctx, "train")
 	end, pods := w.End, tracker.Pods()
 	if opts.Hold > 0 && w.outcome("all started") == "all started" {
 		// A worker on a node gone NotReady stops there, though its pod
@@ -241,7 +253,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		}
 		var restarted func() (int, int)
 		if opts.Restart == RestartJob {
-			restarted = restartJobs(ctx, newRestarter(r.load, job, gang, tracker.Pods, opts.Report))
+			restarted = restartJobs(ctx, newRestarter(r.load, job, gang, tracker.Pods, w.End, opts.Report))
 		}
 		end = hold(ctx, tracker, opts.Hold, w.End, (opts.Jobs-res.JobsNotCreated)*opts.PodsPerJob, opts.Report)
 		if restarted != nil {
@@ -250,6 +262,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		res.HoldSeconds = end.Sub(w.End).Seconds()
 		w.Interrupted = ctx.Err() != nil
 		rec.Phases = append(rec.Phases, record.Phase{Name: "hold", Start: w.End.UTC(), End: end.UTC()})
+		meter.phase(ctx, "hold")
 		pods = tracker.Pods()
 		if downs != nil {
 			downs.Stop()
@@ -258,6 +271,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	}
 	res = trainAccounting(res, pods, created, end)
 	res.Requests = r.requests.Stats()
+	res.ControllerManager = meter.phases
 	rec.Ended, rec.Outcome, rec.Result = end.UTC(), w.outcome("all started"), res
 	return res, rec, nil
 }

@@ -467,6 +467,14 @@ func TestFaults(t *testing.T) {
 			t.Errorf("teardown %+v, assembly %+v (recovery %+v), survivors' GPU-seconds %.1f of %.1f; want one each, within the recovery, and some but not more than all",
 				td, a, train.Recovery, train.SurvivorGPUSeconds, train.BrokenGPUSeconds)
 		}
+		// The controller-manager's waits are read per phase: the Job
+		// controller created the 4 workers during train, and the
+		// restart's foreground delete had the garbage collector delete
+		// the sibling during the hold, each through its own client.
+		cm := train.ControllerManager
+		if cm["train"].RateLimiter["POST"].Count < 4 || cm["hold"].RateLimiter["DELETE"].Count < 1 || cm["hold"].Work["garbage_collector_attempt_to_delete"].Count < 1 {
+			t.Errorf("controller-manager waits %+v; want at least 4 POSTs during train, and a DELETE and the garbage collector's work during the hold", cm)
+		}
 		job := lost.Labels["batch.kubernetes.io/job-name"]
 		after, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job, FieldSelector: "status.phase=Running"})
 		if err != nil {

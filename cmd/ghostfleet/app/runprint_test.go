@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
+	"github.com/ghostfleet/ghostfleet/metrics"
 	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
 
@@ -27,5 +28,18 @@ func TestPrintSnapshot(t *testing.T) {
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// topTallies puts the largest waits first (ties by name) and says the
+// total of all, not only of those named.
+func TestTopTallies(t *testing.T) {
+	m := map[string]metrics.Tally{"GET": {Count: 700, Sum: 2}, "DELETE": {Count: 320, Sum: 9}, "PUT": {Count: 40, Sum: 2}, "POST": {Count: 1, Sum: 0.5}}
+	want := "13.5s in all (DELETE 9.0s over 320 requests, GET 2.0s over 700 requests, PUT 2.0s over 40 requests)"
+	if got := topTallies(m, "requests", 3); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := topTallies(nil, "items", 3); got != "0s" {
+		t.Errorf("none: %q, want 0s", got)
 	}
 }

@@ -1,9 +1,12 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +14,7 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
+	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
 type trainOptions struct {
@@ -143,7 +147,32 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 	if r.JobsNotCreated > 0 {
 		fmt.Fprintf(w, "  jobs not created (their create failed): %d\n", r.JobsNotCreated)
 	}
+	for _, phase := range []string{"train", "hold"} {
+		if c, ok := r.ControllerManager[phase]; ok {
+			fmt.Fprintf(w, "  controller-manager during %s: requests waited %s on their clients' rate limits; busiest work queues: %s\n",
+				phase, topTallies(c.RateLimiter, "requests", len(c.RateLimiter)), topTallies(c.Work, "items", 3))
+		}
+	}
 	printRequests(w, r.Requests)
+}
+
+// topTallies says how many seconds the tallies add to and which n keys
+// took most: "12.1s in all (DELETE 9.0s over 320 requests, …)".
+func topTallies(m map[string]metrics.Tally, of string, n int) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(m[b].Sum, m[a].Sum), strings.Compare(a, b)) })
+	total := 0.0
+	for _, k := range keys {
+		total += m[k].Sum
+	}
+	parts := make([]string, 0, n)
+	for _, k := range keys[:min(n, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%s %.1fs over %.0f %s", k, m[k].Sum, m[k].Count, of))
+	}
+	if len(parts) == 0 {
+		return "0s"
+	}
+	return fmt.Sprintf("%.1fs in all (%s)", total, strings.Join(parts, ", "))
 }
 
 // gangWords says how a training run's jobs were scheduled, when as gangs.
