@@ -49,8 +49,8 @@ type restarter struct {
 }
 
 // newRestarter restarts the jobs of pods (the run's tracker) for the
-// workers they lose after since (the hold's start): one lost before it
-// starts is still restarted for.
+// workers they lose after since (the hold's start): one lost after it
+// but before the restarter starts is restarted for too.
 func newRestarter(cs kubernetes.Interface, job TrainJob, gang Gang, pods func() []PodTimes, since time.Time, report progress.Func) *restarter {
 	r := &restarter{cs: cs, job: job, gang: gang, pods: pods, report: report, stopped: map[string]bool{}, inFlight: map[string]bool{}}
 	for _, p := range pods() {
