@@ -214,18 +214,18 @@ func (t Tally) Minus(earlier Tally) Tally {
 }
 
 // HistogramTotals reads, from one scrape (text, the Prometheus text
-// format), the count and sum of each histogram in names, summed by the
-// value of label: name → label value → tally. A histogram the text lacks
-// has no entry (one with labels is not exposed before its first
-// observation).
-func HistogramTotals(text []byte, label string, names ...string) (map[string]map[string]Tally, error) {
+// format), the count and sum of each histogram of byLabel, summed by the
+// value of the label byLabel gives it: name → label value → tally. A
+// histogram the text lacks has no entry (one with labels is not exposed
+// before its first observation).
+func HistogramTotals(text []byte, byLabel map[string]string) (map[string]map[string]Tally, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]map[string]Tally{}
-	for _, name := range names {
+	for name, label := range byLabel {
 		mf, ok := families[name]
 		if !ok {
 			continue

@@ -151,7 +151,7 @@ rest_client_rate_limiter_duration_seconds_count{host="127.0.0.1:6443",verb="GET"
 # TYPE workqueue_depth gauge
 workqueue_depth{name="job"} 4
 `)
-	got, err := HistogramTotals(text, "verb", "rest_client_rate_limiter_duration_seconds", "workqueue_work_duration_seconds")
+	got, err := HistogramTotals(text, map[string]string{"rest_client_rate_limiter_duration_seconds": "verb", "workqueue_work_duration_seconds": "name"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ workqueue_depth{name="job"} 4
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v (DELETE over both hosts, no entry for the histogram not exposed)", got, want)
 	}
-	if _, err := HistogramTotals(text, "name", "workqueue_depth"); err == nil || !strings.Contains(err.Error(), "workqueue_depth is a gauge, not a histogram") {
+	if _, err := HistogramTotals(text, map[string]string{"workqueue_depth": "name"}); err == nil || !strings.Contains(err.Error(), "workqueue_depth is a gauge, not a histogram") {
 		t.Errorf("a gauge: %v", err)
 	}
 	if d := (Tally{Count: 9, Sum: 4}).Minus(Tally{Count: 6, Sum: 3}); d != (Tally{Count: 3, Sum: 1}) {

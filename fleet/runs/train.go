@@ -127,15 +127,20 @@ type TrainResult struct {
 func controllerManagerEndpoint(ctx context.Context, env Env) *metrics.Endpoint {
 	endpoints, err := fleet.MetricsEndpoints(ctx, env.Target)
 	if err != nil {
-		env.warn("the controller-manager's client and work-queue waits are not recorded: %v", err)
+		env.warn("%s: %v", workload.ControllerManagerUnrecorded, err)
 		return nil
 	}
 	for _, e := range endpoints {
-		if metrics.ComponentOfJob(e.Job) == metrics.ComponentControllerManager {
+		switch {
+		case metrics.ComponentOfJob(e.Job) != metrics.ComponentControllerManager:
+		case e.Hidden != "":
+			env.warn("%s: %s", workload.ControllerManagerUnrecorded, e.Hidden)
+			return nil
+		default:
 			return &e
 		}
 	}
-	env.warn("the controller-manager's client and work-queue waits are not recorded: %s has no kube-controller-manager /metrics", env.Target)
+	env.warn("%s: %s has no kube-controller-manager /metrics", workload.ControllerManagerUnrecorded, env.Target)
 	return nil
 }
 
@@ -168,11 +173,11 @@ func Train(ctx context.Context, env Env, o TrainOptions) (TrainResult, error) {
 		return TrainResult{}, err
 	}
 	o.RunID, o.Report = NewID("train"), env.reporter().Report
-	o.ControllerManager = controllerManagerEndpoint(ctx, env)
 	warnings, err := o.Validate(capacity)
 	if err != nil {
 		return TrainResult{}, err
 	}
+	o.ControllerManager = controllerManagerEndpoint(ctx, env)
 	for _, w := range warnings {
 		env.warn("%s", w)
 	}

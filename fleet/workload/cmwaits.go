@@ -3,15 +3,16 @@ package workload
 import (
 	"context"
 	"fmt"
-	"maps"
+	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
 // ControllerManagerWaits is where kube-controller-manager's time went
-// during one phase of a run, from its own /metrics read as the phase
-// began and ended (cumulative histograms, so exact over the phase):
+// during one phase of a run, from its own /metrics read just after the
+// phase before it and this one ended (cumulative histograms, so exact
+// between the readings; a wait counts in the phase it ends in):
 //   - RateLimiter, by verb: its requests' waits on their client's rate
 //     limiter before they were sent (rest_client_rate_limiter_duration_seconds;
 //     each controller has its own client, held to --kube-api-qps and
@@ -29,8 +30,12 @@ type ControllerManagerWaits struct {
 	Work        map[string]metrics.Tally `json:"work"`
 }
 
-// The controller-manager's histograms ControllerManagerWaits reads, and the
-// label each is kept by.
+// ControllerManagerUnrecorded begins the warning of a run that records
+// no ControllerManagerWaits, or stops recording them.
+const ControllerManagerUnrecorded = "the controller-manager's client and work-queue waits are not recorded"
+
+// The controller-manager's histograms ControllerManagerWaits reads; the
+// first by verb, the work queues' by queue name.
 const (
 	rateLimiterHistogram = "rest_client_rate_limiter_duration_seconds"
 	queueHistogram       = "workqueue_queue_duration_seconds"
@@ -45,36 +50,36 @@ func readControllerManager(ctx context.Context, e metrics.Endpoint) (cmReading, 
 	if err != nil {
 		return nil, err
 	}
-	byVerb, err := metrics.HistogramTotals(body, "verb", rateLimiterHistogram)
-	if err != nil {
-		return nil, err
-	}
-	byQueue, err := metrics.HistogramTotals(body, "name", queueHistogram, workHistogram)
-	if err != nil {
-		return nil, err
-	}
-	maps.Copy(byVerb, byQueue)
-	return byVerb, nil
+	return metrics.HistogramTotals(body, map[string]string{rateLimiterHistogram: "verb", queueHistogram: "name", workHistogram: "name"})
 }
 
 // waitsBetween is what the controller-manager added from one reading to a
-// later one.
-func waitsBetween(before, after cmReading) ControllerManagerWaits {
+// later one. A total that went down says the two readings are not of one
+// process (it restarted, or another replica answered): an error, not a
+// difference.
+func waitsBetween(before, after cmReading) (ControllerManagerWaits, error) {
+	var reset error
 	delta := func(name string) map[string]metrics.Tally {
 		out := map[string]metrics.Tally{}
 		for key, t := range after[name] {
-			if d := t.Minus(before[name][key]); d.Count > 0 {
+			d := t.Minus(before[name][key])
+			if d.Count < 0 || d.Sum < 0 {
+				reset = fmt.Errorf("%s{%s} went down between two readings: the controller-manager restarted or another replica answered", name, key)
+			}
+			if d.Count > 0 {
 				out[key] = d
 			}
 		}
 		return out
 	}
-	return ControllerManagerWaits{RateLimiter: delta(rateLimiterHistogram), Queued: delta(queueHistogram), Work: delta(workHistogram)}
+	w := ControllerManagerWaits{RateLimiter: delta(rateLimiterHistogram), Queued: delta(queueHistogram), Work: delta(workHistogram)}
+	return w, reset
 }
 
 // cmMeter reads the controller-manager at each phase boundary of a run.
-// A reading that fails is reported once and ends the metering: the run
-// then records no waits rather than a phase's share of them.
+// A reading that fails, or one not of the same process as the last, is
+// reported once and ends the metering: the phases read before it keep
+// their figures, the rest get none rather than a share.
 type cmMeter struct {
 	endpoint *metrics.Endpoint
 	report   progress.Func
@@ -92,16 +97,26 @@ func startControllerManagerMeter(ctx context.Context, e *metrics.Endpoint, repor
 	return m
 }
 
-// read scrapes the controller-manager; an interrupted run's last phase
-// is still read (the endpoint's client gives up after 10s).
+// readTimeout bounds one reading: an interrupted run's last phase is
+// still read, but not waited on for ever.
+const readTimeout = 10 * time.Second
+
+// read scrapes the controller-manager.
 func (m *cmMeter) read(ctx context.Context) cmReading {
-	r, err := readControllerManager(context.WithoutCancel(ctx), *m.endpoint)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
+	defer cancel()
+	r, err := readControllerManager(ctx, *m.endpoint)
 	if err != nil {
-		m.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the controller-manager's client and work-queue waits are not recorded: %v", err)})
-		m.endpoint = nil
+		m.stop(err)
 		return nil
 	}
 	return r
+}
+
+// stop ends the metering, saying why.
+func (m *cmMeter) stop(err error) {
+	m.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("%s from here on: %v", ControllerManagerUnrecorded, err)})
+	m.endpoint = nil
 }
 
 // phase records what the controller-manager waited during the phase that
@@ -114,9 +129,14 @@ func (m *cmMeter) phase(ctx context.Context, name string) {
 	if r == nil {
 		return
 	}
+	w, err := waitsBetween(m.last, r)
+	if err != nil {
+		m.stop(err)
+		return
+	}
 	if m.phases == nil {
 		m.phases = map[string]ControllerManagerWaits{}
 	}
-	m.phases[name] = waitsBetween(m.last, r)
+	m.phases[name] = w
 	m.last = r
 }

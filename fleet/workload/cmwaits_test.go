@@ -80,3 +80,23 @@ func TestControllerManagerMeterStopsOnAFailedRead(t *testing.T) {
 		t.Errorf("no endpoint: phases %+v, want none", off.phases)
 	}
 }
+
+// A reading whose totals went down (the controller-manager restarted) is
+// not a difference: the phases before it keep their figures, it and the
+// rest get none.
+func TestControllerManagerMeterStopsOnAReset(t *testing.T) {
+	readings := [][]byte{cmText(0, 0, 0, 0), cmText(100, 4, 50, 2), cmText(20, 1, 5, 1)}
+	n := 0
+	e := &metrics.Endpoint{Job: "kube-controller-manager", Fetch: func(context.Context) ([]byte, error) {
+		n++
+		return readings[n-1], nil
+	}}
+	var warned []string
+	m := startControllerManagerMeter(context.Background(), e, func(ev progress.Event) { warned = append(warned, ev.Message) })
+	m.phase(context.Background(), "train")
+	m.phase(context.Background(), "hold")
+	_, hold := m.phases["hold"]
+	if m.phases["train"].RateLimiter["DELETE"] != (metrics.Tally{Count: 100, Sum: 4}) || hold || len(warned) != 1 || !strings.Contains(warned[0], "went down between two readings") {
+		t.Errorf("phases %+v, warnings %q; want train's figures, no hold, one warning of the reset", m.phases, warned)
+	}
+}

@@ -180,8 +180,9 @@ type TrainResult struct {
 	Requests       requests.Stats `json:"requests"`
 	// ControllerManager is, by phase (train, hold), what
 	// kube-controller-manager's clients and work queues waited: where a
-	// break's teardown and its recovery spend their time. Absent when its
-	// /metrics could not be read.
+	// break's teardown and its recovery spend their time. A phase is
+	// absent when its /metrics could not be read at its end (nor at any
+	// phase's after it).
 	ControllerManager map[string]ControllerManagerWaits `json:"controllerManager,omitempty"`
 }
 

@@ -165,12 +165,12 @@ func topTallies(m map[string]metrics.Tally, of string, n int) string {
 	for _, k := range keys {
 		total += m[k].Sum
 	}
+	if len(keys) == 0 {
+		return "0s"
+	}
 	parts := make([]string, 0, n)
 	for _, k := range keys[:min(n, len(keys))] {
 		parts = append(parts, fmt.Sprintf("%s %.1fs over %.0f %s", k, m[k].Sum, m[k].Count, of))
-	}
-	if len(parts) == 0 {
-		return "0s"
 	}
 	return fmt.Sprintf("%.1fs in all (%s)", total, strings.Join(parts, ", "))
 }
