@@ -56,6 +56,13 @@ the Job (its pods first) and creates it again, and the break lasts until
 every new worker runs. Work lost to the restart (the steps since the last
 checkpoint) is not modelled.
 
+Per phase (train, then hold) the run also records what
+kube-controller-manager waited, read from its /metrics as each phase
+ends: the seconds its requests waited on their clients' rate limits, by
+verb (rest_client_rate_limiter_duration_seconds), and its busiest work
+queues (workqueue_work_duration_seconds). Where that /metrics cannot be
+read the run says so and records none.
+
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
 GPUs of one NVLink domain).
