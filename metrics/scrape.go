@@ -214,18 +214,19 @@ func (t Tally) Minus(earlier Tally) Tally {
 }
 
 // HistogramTotals reads, from one scrape (text, the Prometheus text
-// format), the count and sum of each histogram of byLabel, summed by the
-// value of the label byLabel gives it: name → label value → tally. A
-// histogram the text lacks has no entry (one with labels is not exposed
+// format), the count and sum of each histogram of byLabels, summed by the
+// values of the labels byLabels gives it, joined by spaces with the empty
+// ones left out ("PATCH pods status", "DELETE pods"): name → key → tally.
+// A histogram the text lacks has no entry (one with labels is not exposed
 // before its first observation).
-func HistogramTotals(text []byte, byLabel map[string]string) (map[string]map[string]Tally, error) {
+func HistogramTotals(text []byte, byLabels map[string][]string) (map[string]map[string]Tally, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]map[string]Tally{}
-	for name, label := range byLabel {
+	for name, labels := range byLabels {
 		mf, ok := families[name]
 		if !ok {
 			continue
@@ -235,12 +236,15 @@ func HistogramTotals(text []byte, byLabel map[string]string) (map[string]map[str
 		}
 		by := map[string]Tally{}
 		for _, m := range mf.GetMetric() {
-			key := ""
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == label {
-					key = lp.GetValue()
+			values := make([]string, 0, len(labels))
+			for _, label := range labels {
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == label && lp.GetValue() != "" {
+						values = append(values, lp.GetValue())
+					}
 				}
 			}
+			key := strings.Join(values, " ")
 			h := m.GetHistogram()
 			t := by[key]
 			by[key] = Tally{Count: t.Count + float64(h.GetSampleCount()), Sum: t.Sum + h.GetSampleSum()}

@@ -134,8 +134,9 @@ scheduler_pending_pods{queue="active"} 3
 	}
 }
 
-// HistogramTotals adds each histogram's count and sum by one label, leaves
-// out a histogram not exposed yet, and refuses a family of another type.
+// HistogramTotals adds each histogram's count and sum by its labels' values
+// (an empty one left out of the key), leaves out a histogram not exposed
+// yet, and refuses a family of another type.
 func TestHistogramTotals(t *testing.T) {
 	text := []byte(`# TYPE rest_client_rate_limiter_duration_seconds histogram
 rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:6443",verb="DELETE",le="0.1"} 3
@@ -148,18 +149,32 @@ rest_client_rate_limiter_duration_seconds_count{host="10.0.0.1:6443",verb="DELET
 rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:6443",verb="GET",le="+Inf"} 7
 rest_client_rate_limiter_duration_seconds_sum{host="127.0.0.1:6443",verb="GET"} 0.25
 rest_client_rate_limiter_duration_seconds_count{host="127.0.0.1:6443",verb="GET"} 7
+# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{component="apiserver",resource="pods",subresource="",verb="DELETE",le="+Inf"} 4
+apiserver_request_duration_seconds_sum{component="apiserver",resource="pods",subresource="",verb="DELETE"} 0.2
+apiserver_request_duration_seconds_count{component="apiserver",resource="pods",subresource="",verb="DELETE"} 4
+apiserver_request_duration_seconds_bucket{component="apiserver",resource="pods",subresource="status",verb="PATCH",le="+Inf"} 2
+apiserver_request_duration_seconds_sum{component="apiserver",resource="pods",subresource="status",verb="PATCH"} 0.1
+apiserver_request_duration_seconds_count{component="apiserver",resource="pods",subresource="status",verb="PATCH"} 2
 # TYPE workqueue_depth gauge
 workqueue_depth{name="job"} 4
 `)
-	got, err := HistogramTotals(text, map[string]string{"rest_client_rate_limiter_duration_seconds": "verb", "workqueue_work_duration_seconds": "name"})
+	got, err := HistogramTotals(text, map[string][]string{
+		"rest_client_rate_limiter_duration_seconds": {"verb"},
+		"workqueue_work_duration_seconds":           {"name"},
+		"apiserver_request_duration_seconds":        {"verb", "resource", "subresource"},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]map[string]Tally{"rest_client_rate_limiter_duration_seconds": {"DELETE": {Count: 6, Sum: 3}, "GET": {Count: 7, Sum: 0.25}}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, want %v (DELETE over both hosts, no entry for the histogram not exposed)", got, want)
+	want := map[string]map[string]Tally{
+		"rest_client_rate_limiter_duration_seconds": {"DELETE": {Count: 6, Sum: 3}, "GET": {Count: 7, Sum: 0.25}},
+		"apiserver_request_duration_seconds":        {"DELETE pods": {Count: 4, Sum: 0.2}, "PATCH pods status": {Count: 2, Sum: 0.1}},
 	}
-	if _, err := HistogramTotals(text, map[string]string{"workqueue_depth": "name"}); err == nil || !strings.Contains(err.Error(), "workqueue_depth is a gauge, not a histogram") {
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v (DELETE over both hosts, keys of the labels' values in their order, no entry for the histogram not exposed)", got, want)
+	}
+	if _, err := HistogramTotals(text, map[string][]string{"workqueue_depth": {"name"}}); err == nil || !strings.Contains(err.Error(), "workqueue_depth is a gauge, not a histogram") {
 		t.Errorf("a gauge: %v", err)
 	}
 	if d := (Tally{Count: 9, Sum: 4}).Minus(Tally{Count: 6, Sum: 3}); d != (Tally{Count: 3, Sum: 1}) {

@@ -121,27 +121,39 @@ type TrainResult struct {
 	workload.TrainResult
 }
 
-// controllerManagerEndpoint is the fleet's kube-controller-manager
-// /metrics, which a training run reads for its waits (TrainResult's
-// ControllerManager), or nil, with a warning, when there is none.
-func controllerManagerEndpoint(ctx context.Context, env Env) *metrics.Endpoint {
+// meterSources are where a training run reads what its phases cost the
+// control plane (TrainResult's ControllerManager, APIServer and CPU): the
+// controller-manager's and the apiserver's /metrics, and GhostFleet's own
+// fleet's processes. A source that cannot be read is left unset, with a
+// warning naming why.
+func meterSources(ctx context.Context, env Env) workload.MeterSources {
+	var s workload.MeterSources
+	if !env.Target.Attached() {
+		s.Cluster = env.Target.Name
+	}
 	endpoints, err := fleet.MetricsEndpoints(ctx, env.Target)
 	if err != nil {
 		env.warn("%s: %v", workload.ControllerManagerUnrecorded, err)
+		env.warn("%s: %v", workload.APIServerUnrecorded, err)
+		return s
+	}
+	find := func(component, binary, unrecorded string) *metrics.Endpoint {
+		for _, e := range endpoints {
+			switch {
+			case metrics.ComponentOfJob(e.Job) != component:
+			case e.Hidden != "":
+				env.warn("%s: %s", unrecorded, e.Hidden)
+				return nil
+			default:
+				return &e
+			}
+		}
+		env.warn("%s: %s has no %s /metrics", unrecorded, env.Target, binary)
 		return nil
 	}
-	for _, e := range endpoints {
-		switch {
-		case metrics.ComponentOfJob(e.Job) != metrics.ComponentControllerManager:
-		case e.Hidden != "":
-			env.warn("%s: %s", workload.ControllerManagerUnrecorded, e.Hidden)
-			return nil
-		default:
-			return &e
-		}
-	}
-	env.warn("%s: %s has no kube-controller-manager /metrics", workload.ControllerManagerUnrecorded, env.Target)
-	return nil
+	s.ControllerManager = find(metrics.ComponentControllerManager, "kube-controller-manager", workload.ControllerManagerUnrecorded)
+	s.APIServer = find(metrics.ComponentAPIServer, "kube-apiserver", workload.APIServerUnrecorded)
+	return s
 }
 
 // Summary is the training run in one line: how many jobs started, and
@@ -177,7 +189,7 @@ func Train(ctx context.Context, env Env, o TrainOptions) (TrainResult, error) {
 	if err != nil {
 		return TrainResult{}, err
 	}
-	o.ControllerManager = controllerManagerEndpoint(ctx, env)
+	o.Meters = meterSources(ctx, env)
 	for _, w := range warnings {
 		env.warn("%s", w)
 	}

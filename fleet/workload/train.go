@@ -12,7 +12,6 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
-	"github.com/ghostfleet/ghostfleet/metrics"
 )
 
 // jobNameLabel is set by the Job controller on every pod of a Job.
@@ -47,10 +46,9 @@ type TrainOptions struct {
 	// JobSet's failure policy or an elastic launcher does (see restarter).
 	Restart string        `json:"restart,omitempty"`
 	Report  progress.Func `json:"-"`
-	// ControllerManager, when set, is kube-controller-manager's /metrics:
-	// the run records what it waited in each phase (TrainResult's
-	// ControllerManager).
-	ControllerManager *metrics.Endpoint `json:"-"`
+	// Meters are where the run reads what each phase cost the control
+	// plane (TrainResult's ControllerManager, APIServer and CPU).
+	Meters MeterSources `json:"-"`
 }
 
 // Validate checks the options.
@@ -184,6 +182,12 @@ type TrainResult struct {
 	// absent when its /metrics could not be read at its end (nor at any
 	// phase's after it).
 	ControllerManager map[string]ControllerManagerWaits `json:"controllerManager,omitempty"`
+	// APIServer is, by phase, how long kube-apiserver took on the
+	// requests of every client (how busy the control plane was while a
+	// break tore down and recovered), and CPU each process's CPU seconds
+	// (GhostFleet's own fleet only); absent as ControllerManager is.
+	APIServer map[string]APIServerTimes     `json:"apiserver,omitempty"`
+	CPU       map[string]map[string]float64 `json:"cpuSeconds,omitempty"`
 }
 
 // Train creates the jobs (Indexed Jobs of whole-node pods that run until
@@ -207,7 +211,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	tracker := r.tracker
 	defer tracker.Stop()
 
-	meter := startControllerManagerMeter(ctx, opts.ControllerManager, opts.Report)
+	meter := startControlPlaneMeters(ctx, opts.Meters, opts.Report)
 	start := time.Now()
 	createDone := progress.Step(opts.Report, "create", fmt.Sprintf("creating %d jobs × %d pods × %d GPUs", opts.Jobs, opts.PodsPerJob, opts.GPUsPerPod), 0)
 	created := map[string]time.Time{}
@@ -254,7 +258,8 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		}
 		var restarted func() (int, int)
 		if opts.Restart == RestartJob {
-			restarted = restartJobs(ctx, newRestarter(r.load, job, gang, tracker.Pods, w.End, opts.Report))
+			since := allWhole(tracker.Pods(), opts.PodsPerJob, w.End)
+			restarted = restartJobs(ctx, newRestarter(r.load, job, gang, tracker.Pods, since, opts.Report))
 		}
 		end = hold(ctx, tracker, opts.Hold, w.End, (opts.Jobs-res.JobsNotCreated)*opts.PodsPerJob, opts.Report)
 		if restarted != nil {
@@ -272,9 +277,32 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	}
 	res = trainAccounting(res, pods, created, end)
 	res.Requests = r.requests.Stats()
-	res.ControllerManager = meter.phases
+	meter.record(&res)
 	rec.Ended, rec.Outcome, rec.Result = end.UTC(), w.outcome("all started"), res
 	return res, rec, nil
+}
+
+// allWhole is when the last job of pods first ran whole, the hold's true
+// start (the train phase ends on the poll after it, up to 250 ms later:
+// a worker lost in between is lost during the hold), or fallback if a job
+// never did.
+func allWhole(pods []PodTimes, want int, fallback time.Time) time.Time {
+	byJob := map[string][]PodTimes{}
+	for _, p := range pods {
+		byJob[p.Group] = append(byJob[p.Group], p)
+	}
+	var last time.Time
+	for _, jp := range byJob {
+		started := jobTimeline(jp, want, fallback).started
+		if started.IsZero() {
+			return fallback
+		}
+		last = maxTime(last, started)
+	}
+	if last.IsZero() {
+		return fallback
+	}
+	return last
 }
 
 // hold watches the started jobs for d from since (or until ctx ends),

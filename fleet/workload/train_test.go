@@ -282,3 +282,21 @@ func TestEndOnDownNodes(t *testing.T) {
 func secondsFrom(t0 time.Time) func(float64) time.Time {
 	return func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 }
+
+// The hold starts when the last job first ran whole, not on the poll
+// that saw it; with a job that never did, at the fallback.
+func TestAllWhole(t *testing.T) {
+	at := secondsFrom(time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC))
+	pods := []PodTimes{
+		{UID: "a0", Group: "a", Running: at(1)},
+		{UID: "a1", Group: "a", Running: at(2), Ended: at(5)}, // lost after a ran whole: still whole from 2
+		{UID: "b0", Group: "b", Running: at(3)},
+		{UID: "b1", Group: "b", Running: at(4)},
+	}
+	if got := allWhole(pods, 2, at(9)); !got.Equal(at(4)) {
+		t.Errorf("all whole at %v, want %v (b's second worker)", got, at(4))
+	}
+	if got := allWhole(append(pods, PodTimes{UID: "c0", Group: "c", Running: at(1)}), 2, at(9)); !got.Equal(at(9)) {
+		t.Errorf("with a job never whole: %v, want the fallback %v", got, at(9))
+	}
+}

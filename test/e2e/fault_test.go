@@ -405,6 +405,11 @@ func TestFaults(t *testing.T) {
 	// fits until the clear, and then every job recovers within the hold.
 	t.Run("train --hold measures what fault --fail-pods breaks", func(t *testing.T) {
 		const ns = "gf-train-e2e"
+		// Every node can take the fault: none is left faulted by an
+		// earlier subtest (run alone, the first one's 5 are).
+		if r := ghostfleet(t, ctx, "fault", "clear", "--all", "--name", faultCluster, "--results-dir", resultsDir); r.code != 0 {
+			t.Fatalf("clear: %s", r.errOut)
+		}
 		trained := trainInBackground(t, ctx, "--jobs", "2", "--pods-per-job", "2", "--namespace", ns, "--hold", "90s",
 			"--name", faultCluster, "--results-dir", resultsDir)
 		runningWorkers(t, ctx, cs, ns, 4)
@@ -474,6 +479,14 @@ func TestFaults(t *testing.T) {
 		cm := train.ControllerManager
 		if cm["train"].RateLimiter["POST"].Count < 4 || cm["hold"].RateLimiter["DELETE"].Count < 1 || cm["hold"].Work["garbage_collector_attempt_to_delete"].Count < 1 {
 			t.Errorf("controller-manager waits %+v; want at least 4 POSTs during train, and a DELETE and the garbage collector's work during the hold", cm)
+		}
+		// The apiserver saw the same requests from its side: the 4
+		// workers' creations during train; the test's delete and the
+		// sibling's during the hold. The fleet's processes used CPU in
+		// both phases.
+		api := train.APIServer
+		if api["train"].Requests["POST pods"].Count < 4 || api["hold"].Requests["DELETE pods"].Count < 2 || train.CPU["train"]["kube-apiserver"] <= 0 || train.CPU["hold"]["kube-apiserver"] <= 0 {
+			t.Errorf("apiserver's requests %+v, CPU %v; want at least 4 POST pods during train and 2 DELETE pods during the hold, the apiserver's CPU in both", api, train.CPU)
 		}
 		job := lost.Labels["batch.kubernetes.io/job-name"]
 		after, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job, FieldSelector: "status.phase=Running"})

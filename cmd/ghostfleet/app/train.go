@@ -56,12 +56,16 @@ the Job (its pods first) and creates it again, and the break lasts until
 every new worker runs. Work lost to the restart (the steps since the last
 checkpoint) is not modelled.
 
-Per phase (train, then hold) the run also records what
-kube-controller-manager waited, read from its /metrics as each phase
-ends: the seconds its requests waited on their clients' rate limits, by
-verb (rest_client_rate_limiter_duration_seconds), and its busiest work
-queues (workqueue_work_duration_seconds). Where that /metrics cannot be
-read the run says so and records none.
+Per phase (train, then hold) the run also records what it cost the
+control plane, read as each phase ends: what kube-controller-manager
+waited (from its /metrics: the seconds its requests waited on their
+clients' rate limits, by verb, rest_client_rate_limiter_duration_seconds,
+and its work queues, workqueue_work_duration_seconds), how long
+kube-apiserver took on every client's requests, by verb and resource
+(apiserver_request_duration_seconds, watches left out) and held them in
+API Priority and Fairness's queues, and, on GhostFleet's own fleet, each
+process's CPU seconds (/proc). A source that cannot be read is named and
+left out.
 
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
@@ -158,6 +162,17 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		if c, ok := r.ControllerManager[phase]; ok {
 			fmt.Fprintf(w, "  controller-manager during %s: requests waited %s on their clients' rate limits; busiest work queues: %s\n",
 				phase, topTallies(c.RateLimiter, "requests", len(c.RateLimiter)), topTallies(c.Work, "items", 3))
+		}
+		if a, ok := r.APIServer[phase]; ok {
+			fmt.Fprintf(w, "  apiserver during %s: requests took %s; APF queued them %s\n",
+				phase, topTallies(a.Requests, "requests", 3), topTallies(a.APFWait, "requests", 2))
+		}
+		if cpu, ok := r.CPU[phase]; ok {
+			parts := []string{}
+			for _, c := range runs.CPUByComponent(cpu) {
+				parts = append(parts, fmt.Sprintf("%s %.1fs", c, cpu[c]))
+			}
+			fmt.Fprintf(w, "  CPU during %s: %s\n", phase, strings.Join(parts, ", "))
 		}
 	}
 	printRequests(w, r.Requests)

@@ -1,0 +1,284 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/metrics"
+)
+
+// What a run's phases cost the control plane, read at each phase
+// boundary from cumulative sources (histograms' counts and sums, CPU
+// time), so exact between the readings; an observation counts in the
+// phase it ends in.
+
+// ControllerManagerWaits is where kube-controller-manager's time went
+// during one phase of a run, from its own /metrics:
+//   - RateLimiter, by verb: its requests' waits on their client's rate
+//     limiter before they were sent (rest_client_rate_limiter_duration_seconds;
+//     each controller has its own client, held to --kube-api-qps and
+//     --kube-api-burst), and how many requests;
+//   - Queued, by work queue (a controller has one or more): how long
+//     items waited for a worker (workqueue_queue_duration_seconds);
+//   - Work, by work queue: how long the workers took on them
+//     (workqueue_work_duration_seconds), their requests' client waits
+//     included.
+//
+// Entries with no observation in the phase are left out.
+type ControllerManagerWaits struct {
+	RateLimiter map[string]metrics.Tally `json:"rateLimiter"`
+	Queued      map[string]metrics.Tally `json:"queued"`
+	Work        map[string]metrics.Tally `json:"work"`
+}
+
+// APIServerTimes is how long kube-apiserver took on the requests that
+// ended during one phase of a run, from its own /metrics:
+//   - Requests, by "VERB resource [subresource]": how many, and their
+//     seconds from the apiserver receiving each to its response
+//     (apiserver_request_duration_seconds, every client's; APF's queuing
+//     included). Watches and other long-running requests are left out:
+//     their duration is a connection's life, not a request's latency;
+//   - APFWait, by priority level: how long API Priority and Fairness held
+//     them in its queues (apiserver_flowcontrol_request_wait_duration_seconds).
+//
+// Entries with no observation in the phase are left out.
+type APIServerTimes struct {
+	Requests map[string]metrics.Tally `json:"requests"`
+	APFWait  map[string]metrics.Tally `json:"apfWait"`
+}
+
+// The warnings of a run that records no ControllerManagerWaits,
+// APIServerTimes or CPU by phase, or stops recording them.
+const (
+	ControllerManagerUnrecorded = "the controller-manager's client and work-queue waits are not recorded"
+	APIServerUnrecorded         = "the apiserver's request times are not recorded"
+	CPUUnrecorded               = "the control plane's CPU by phase is not recorded"
+)
+
+// The histograms the meters read: the controller-manager's client waits
+// by verb and its work queues' by queue name; the apiserver's requests by
+// verb, resource and subresource, and APF's queuing by priority level.
+const (
+	rateLimiterHistogram = "rest_client_rate_limiter_duration_seconds"
+	queueHistogram       = "workqueue_queue_duration_seconds"
+	workHistogram        = "workqueue_work_duration_seconds"
+	requestHistogram     = "apiserver_request_duration_seconds"
+	apfWaitHistogram     = "apiserver_flowcontrol_request_wait_duration_seconds"
+	cpuSource            = "cpu"
+)
+
+// longRunningVerbs are the apiserver's verbs whose requests last as long
+// as a connection (kube-apiserver's own SLIs leave them out too).
+var longRunningVerbs = []string{"WATCH", "WATCHLIST", "CONNECT"}
+
+// reading is one read of a source: histogram (or cpuSource) → key → tally.
+type reading map[string]map[string]metrics.Tally
+
+// histogramReader reads the given histograms from e's /metrics.
+func histogramReader(e metrics.Endpoint, byLabels map[string][]string) func(context.Context) (reading, error) {
+	return func(ctx context.Context) (reading, error) {
+		body, err := metrics.Scrape(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		return metrics.HistogramTotals(body, byLabels)
+	}
+}
+
+// apiserverReader reads the apiserver's request and APF histograms,
+// leaving out the long-running requests.
+func apiserverReader(e metrics.Endpoint) func(context.Context) (reading, error) {
+	read := histogramReader(e, map[string][]string{requestHistogram: {"verb", "resource", "subresource"}, apfWaitHistogram: {"priority_level"}})
+	return func(ctx context.Context) (reading, error) {
+		r, err := read(ctx)
+		for key := range r[requestHistogram] {
+			verb, _, _ := strings.Cut(key, " ")
+			for _, v := range longRunningVerbs {
+				if verb == v {
+					delete(r[requestHistogram], key)
+				}
+			}
+		}
+		return r, err
+	}
+}
+
+// cpuReader reads the CPU time each of cluster's processes (and
+// GhostFleet's own) has used, from /proc, as tallies' sums.
+func cpuReader(cluster string) func(context.Context) (reading, error) {
+	return func(context.Context) (reading, error) {
+		cpu, err := fleet.ComponentCPU(cluster)
+		if err != nil {
+			return nil, err
+		}
+		by := map[string]metrics.Tally{}
+		for c, t := range cpu {
+			by[c] = metrics.Tally{Sum: t.Seconds()}
+		}
+		return reading{cpuSource: by}, nil
+	}
+}
+
+// between is what a source added from one reading to a later one. A
+// total that went down says the two readings are not of one process (it
+// restarted, or another replica answered): an error, not a difference.
+func between(before, after reading) (reading, error) {
+	var reset error
+	out := reading{}
+	for name, by := range after {
+		out[name] = map[string]metrics.Tally{}
+		for key, t := range by {
+			d := t.Minus(before[name][key])
+			if d.Count < 0 || d.Sum < 0 {
+				reset = fmt.Errorf("%s{%s} went down between two readings: the process restarted or another replica answered", name, key)
+			}
+			if d != (metrics.Tally{}) {
+				out[name][key] = d
+			}
+		}
+	}
+	return out, reset
+}
+
+// phaseMeter reads one source at each phase boundary of a run. A reading
+// that fails, or one not of the same process as the last, is reported
+// once and ends the metering: the phases read before it keep their
+// figures, the rest get none rather than a share.
+type phaseMeter struct {
+	unrecorded string // the warning when it stops
+	read       func(context.Context) (reading, error)
+	report     progress.Func
+	last       reading
+	phases     map[string]reading
+}
+
+// startPhaseMeter takes the first reading; with no source (read nil) it
+// meters nothing.
+func startPhaseMeter(ctx context.Context, unrecorded string, read func(context.Context) (reading, error), report progress.Func) *phaseMeter {
+	m := &phaseMeter{unrecorded: unrecorded, read: read, report: report}
+	if read != nil {
+		m.last = m.take(ctx)
+	}
+	return m
+}
+
+// readTimeout bounds one reading: an interrupted run's last phase is
+// still read, but not waited on for ever.
+const readTimeout = 10 * time.Second
+
+// take reads the source once.
+func (m *phaseMeter) take(ctx context.Context) reading {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
+	defer cancel()
+	r, err := m.read(ctx)
+	if err != nil {
+		m.stop(err)
+		return nil
+	}
+	return r
+}
+
+// stop ends the metering, saying why.
+func (m *phaseMeter) stop(err error) {
+	m.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("%s from here on: %v", m.unrecorded, err)})
+	m.read = nil
+}
+
+// phase records what the source added during the phase that just ended.
+func (m *phaseMeter) phase(ctx context.Context, name string) {
+	if m.read == nil {
+		return
+	}
+	r := m.take(ctx)
+	if r == nil {
+		return
+	}
+	d, err := between(m.last, r)
+	if err != nil {
+		m.stop(err)
+		return
+	}
+	if m.phases == nil {
+		m.phases = map[string]reading{}
+	}
+	m.phases[name] = d
+	m.last = r
+}
+
+// byPhase turns each phase's reading into f's figures; nil when no phase
+// was read.
+func byPhase[T any](m *phaseMeter, f func(reading) T) map[string]T {
+	if m.phases == nil {
+		return nil
+	}
+	out := map[string]T{}
+	for name, r := range m.phases {
+		out[name] = f(r)
+	}
+	return out
+}
+
+// controlPlaneMeters meter a run's phases: the controller-manager's waits,
+// the apiserver's request times and each process's CPU, each as far as
+// its source can be read.
+type controlPlaneMeters struct {
+	controllerManager, apiserver, cpu *phaseMeter
+}
+
+// MeterSources are where a run reads its phases' costs; a source left
+// unset is not metered.
+type MeterSources struct {
+	// ControllerManager and APIServer are those components' /metrics.
+	ControllerManager *metrics.Endpoint
+	APIServer         *metrics.Endpoint
+	// Cluster is GhostFleet's own fleet, whose processes' CPU is read
+	// from /proc ("" on an attached cluster).
+	Cluster string
+}
+
+func startControlPlaneMeters(ctx context.Context, s MeterSources, report progress.Func) controlPlaneMeters {
+	var cm, api, cpu func(context.Context) (reading, error)
+	if s.ControllerManager != nil {
+		cm = histogramReader(*s.ControllerManager, map[string][]string{rateLimiterHistogram: {"verb"}, queueHistogram: {"name"}, workHistogram: {"name"}})
+	}
+	if s.APIServer != nil {
+		api = apiserverReader(*s.APIServer)
+	}
+	if s.Cluster != "" {
+		cpu = cpuReader(s.Cluster)
+	}
+	return controlPlaneMeters{
+		controllerManager: startPhaseMeter(ctx, ControllerManagerUnrecorded, cm, report),
+		apiserver:         startPhaseMeter(ctx, APIServerUnrecorded, api, report),
+		cpu:               startPhaseMeter(ctx, CPUUnrecorded, cpu, report),
+	}
+}
+
+// phase reads every source at the end of the phase name.
+func (m controlPlaneMeters) phase(ctx context.Context, name string) {
+	m.controllerManager.phase(ctx, name)
+	m.apiserver.phase(ctx, name)
+	m.cpu.phase(ctx, name)
+}
+
+// record puts the phases' figures into res.
+func (m controlPlaneMeters) record(res *TrainResult) {
+	res.ControllerManager = byPhase(m.controllerManager, func(r reading) ControllerManagerWaits {
+		return ControllerManagerWaits{RateLimiter: r[rateLimiterHistogram], Queued: r[queueHistogram], Work: r[workHistogram]}
+	})
+	res.APIServer = byPhase(m.apiserver, func(r reading) APIServerTimes {
+		return APIServerTimes{Requests: r[requestHistogram], APFWait: r[apfWaitHistogram]}
+	})
+	res.CPU = byPhase(m.cpu, func(r reading) map[string]float64 {
+		out := map[string]float64{}
+		for c, t := range r[cpuSource] {
+			out[c] = math.Round(t.Sum*1e6) / 1e6 // the float's noise off
+		}
+		return out
+	})
+}

@@ -1,0 +1,165 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/metrics"
+)
+
+// cmText is a controller-manager /metrics with the three histograms the
+// meter reads, at the given totals.
+func cmText(deleteCount, deleteSum, gcCount, gcSum float64) []byte {
+	return []byte(fmt.Sprintf(`# TYPE rest_client_rate_limiter_duration_seconds histogram
+rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:6443",verb="DELETE",le="+Inf"} %[1]g
+rest_client_rate_limiter_duration_seconds_sum{host="127.0.0.1:6443",verb="DELETE"} %[2]g
+rest_client_rate_limiter_duration_seconds_count{host="127.0.0.1:6443",verb="DELETE"} %[1]g
+rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:6443",verb="GET",le="+Inf"} 10
+rest_client_rate_limiter_duration_seconds_sum{host="127.0.0.1:6443",verb="GET"} 1
+rest_client_rate_limiter_duration_seconds_count{host="127.0.0.1:6443",verb="GET"} 10
+# TYPE workqueue_work_duration_seconds histogram
+workqueue_work_duration_seconds_bucket{name="garbage_collector_attempt_to_delete",le="+Inf"} %[3]g
+workqueue_work_duration_seconds_sum{name="garbage_collector_attempt_to_delete"} %[4]g
+workqueue_work_duration_seconds_count{name="garbage_collector_attempt_to_delete"} %[3]g
+# TYPE workqueue_queue_duration_seconds histogram
+workqueue_queue_duration_seconds_bucket{name="job",le="+Inf"} 4
+workqueue_queue_duration_seconds_sum{name="job"} 0.5
+workqueue_queue_duration_seconds_count{name="job"} 4
+`, deleteCount, deleteSum, gcCount, gcSum))
+}
+
+// endpointOf serves readings in turn, counting the reads in n.
+func endpointOf(job string, n *int, readings ...[]byte) *metrics.Endpoint {
+	return &metrics.Endpoint{Job: job, Fetch: func(context.Context) ([]byte, error) {
+		*n++
+		return readings[*n-1], nil
+	}}
+}
+
+// The meter records, per phase, what each histogram added since the last
+// reading, and leaves out what did not move (GET, the job queue).
+func TestControllerManagerMeterPhases(t *testing.T) {
+	n := 0
+	e := endpointOf("kube-controller-manager", &n, cmText(0, 0, 0, 0), cmText(100, 4, 50, 2), cmText(420, 20, 370, 18))
+	var warned []string
+	report := func(ev progress.Event) { warned = append(warned, ev.Message) }
+	m := startControlPlaneMeters(context.Background(), MeterSources{ControllerManager: e}, report)
+	m.phase(context.Background(), "train")
+	m.phase(context.Background(), "hold")
+	var res TrainResult
+	m.record(&res)
+	want := map[string]ControllerManagerWaits{
+		"train": {RateLimiter: map[string]metrics.Tally{"DELETE": {Count: 100, Sum: 4}}, Queued: map[string]metrics.Tally{}, Work: map[string]metrics.Tally{"garbage_collector_attempt_to_delete": {Count: 50, Sum: 2}}},
+		"hold":  {RateLimiter: map[string]metrics.Tally{"DELETE": {Count: 320, Sum: 16}}, Queued: map[string]metrics.Tally{}, Work: map[string]metrics.Tally{"garbage_collector_attempt_to_delete": {Count: 320, Sum: 16}}},
+	}
+	if !reflect.DeepEqual(res.ControllerManager, want) || res.APIServer != nil || res.CPU != nil || len(warned) != 0 {
+		t.Errorf("controller-manager %+v, apiserver %+v, CPU %+v, warnings %q; want %+v, nothing unmetered, no warning", res.ControllerManager, res.APIServer, res.CPU, warned, want)
+	}
+}
+
+// apiserverText is an apiserver /metrics with DELETE pods, a watch and
+// APF's waits at the given totals.
+func apiserverText(deletes, deleteSum, watchSum, apfSum float64) []byte {
+	return []byte(fmt.Sprintf(`# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{resource="pods",subresource="",verb="DELETE",le="+Inf"} %[1]g
+apiserver_request_duration_seconds_sum{resource="pods",subresource="",verb="DELETE"} %[2]g
+apiserver_request_duration_seconds_count{resource="pods",subresource="",verb="DELETE"} %[1]g
+apiserver_request_duration_seconds_bucket{resource="pods",subresource="",verb="WATCH",le="+Inf"} %[1]g
+apiserver_request_duration_seconds_sum{resource="pods",subresource="",verb="WATCH"} %[3]g
+apiserver_request_duration_seconds_count{resource="pods",subresource="",verb="WATCH"} %[1]g
+# TYPE apiserver_flowcontrol_request_wait_duration_seconds histogram
+apiserver_flowcontrol_request_wait_duration_seconds_bucket{execute="true",flow_schema="kube-controller-manager",priority_level="workload-high",le="+Inf"} %[1]g
+apiserver_flowcontrol_request_wait_duration_seconds_sum{execute="true",flow_schema="kube-controller-manager",priority_level="workload-high"} %[4]g
+apiserver_flowcontrol_request_wait_duration_seconds_count{execute="true",flow_schema="kube-controller-manager",priority_level="workload-high"} %[1]g
+`, deletes, deleteSum, watchSum, apfSum))
+}
+
+// The apiserver's requests are recorded by verb and resource, APF's waits
+// by priority level, and watches (a connection's life) not at all.
+func TestAPIServerMeterPhases(t *testing.T) {
+	n := 0
+	e := endpointOf("kube-apiserver", &n, apiserverText(10, 1, 100, 0), apiserverText(30, 1.5, 900, 0.25))
+	m := startControlPlaneMeters(context.Background(), MeterSources{APIServer: e}, func(ev progress.Event) { t.Errorf("warning %q", ev.Message) })
+	m.phase(context.Background(), "hold")
+	var res TrainResult
+	m.record(&res)
+	want := map[string]APIServerTimes{"hold": {
+		Requests: map[string]metrics.Tally{"DELETE pods": {Count: 20, Sum: 0.5}},
+		APFWait:  map[string]metrics.Tally{"workload-high": {Count: 20, Sum: 0.25}},
+	}}
+	if !reflect.DeepEqual(res.APIServer, want) {
+		t.Errorf("apiserver %+v, want %+v", res.APIServer, want)
+	}
+}
+
+// CPU readings are tallies with no count: what grew is kept, what did not
+// is left out, and a process whose time went down (a new one) is a reset.
+func TestBetweenCPU(t *testing.T) {
+	before := reading{cpuSource: {"kube-apiserver": {Sum: 10}, "etcd": {Sum: 4}}}
+	after := reading{cpuSource: {"kube-apiserver": {Sum: 12.5}, "etcd": {Sum: 4}, "kwok-controller": {Sum: 1}}}
+	got, err := between(before, after)
+	want := reading{cpuSource: {"kube-apiserver": {Sum: 2.5}, "kwok-controller": {Sum: 1}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("between: %v, %v; want %v", got, err, want)
+	}
+	if _, err := between(after, before); err == nil || !strings.Contains(err.Error(), "went down between two readings") {
+		t.Errorf("a process restarted: %v", err)
+	}
+}
+
+// A reading that fails is said once and ends that source's metering: no
+// phase gets figures from readings on either side of a gap, and the other
+// sources go on.
+func TestMeterStopsOnAFailedRead(t *testing.T) {
+	n := 0
+	e := &metrics.Endpoint{Job: "kube-controller-manager", Fetch: func(context.Context) ([]byte, error) {
+		n++
+		if n == 2 {
+			return nil, errors.New("connection refused")
+		}
+		return cmText(float64(n), 1, 1, 1), nil
+	}}
+	a := 0
+	api := endpointOf("kube-apiserver", &a, apiserverText(1, 1, 1, 1), apiserverText(2, 2, 2, 2), apiserverText(3, 3, 3, 3))
+	var warned []string
+	m := startControlPlaneMeters(context.Background(), MeterSources{ControllerManager: e, APIServer: api}, func(ev progress.Event) { warned = append(warned, ev.Message) })
+	m.phase(context.Background(), "train")
+	m.phase(context.Background(), "hold")
+	var res TrainResult
+	m.record(&res)
+	if res.ControllerManager != nil || n != 2 || len(warned) != 1 || !strings.Contains(warned[0], ControllerManagerUnrecorded+" from here on: kube-controller-manager /metrics: connection refused") {
+		t.Errorf("phases %+v after %d reads, warnings %q; want none after 2, one naming the failure", res.ControllerManager, n, warned)
+	}
+	if len(res.APIServer) != 2 {
+		t.Errorf("apiserver phases %+v: want train and hold, its reads did not fail", res.APIServer)
+	}
+	off := startControlPlaneMeters(context.Background(), MeterSources{}, nil)
+	off.phase(context.Background(), "train")
+	off.record(&res)
+	if res.ControllerManager != nil || res.APIServer != nil || res.CPU != nil {
+		t.Errorf("no sources: %+v %+v %+v, want none", res.ControllerManager, res.APIServer, res.CPU)
+	}
+}
+
+// A reading whose totals went down (the controller-manager restarted) is
+// not a difference: the phases before it keep their figures, it and the
+// rest get none.
+func TestMeterStopsOnAReset(t *testing.T) {
+	n := 0
+	e := endpointOf("kube-controller-manager", &n, cmText(0, 0, 0, 0), cmText(100, 4, 50, 2), cmText(20, 1, 5, 1))
+	var warned []string
+	m := startControlPlaneMeters(context.Background(), MeterSources{ControllerManager: e}, func(ev progress.Event) { warned = append(warned, ev.Message) })
+	m.phase(context.Background(), "train")
+	m.phase(context.Background(), "hold")
+	var res TrainResult
+	m.record(&res)
+	_, hold := res.ControllerManager["hold"]
+	if res.ControllerManager["train"].RateLimiter["DELETE"] != (metrics.Tally{Count: 100, Sum: 4}) || hold || len(warned) != 1 || !strings.Contains(warned[0], "went down between two readings") {
+		t.Errorf("phases %+v, warnings %q; want train's figures, no hold, one warning of the reset", res.ControllerManager, warned)
+	}
+}
