@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -174,3 +174,9 @@ experiment-f-restart-gang:
 # sitting; train records the controller-manager's waits per phase.
 experiment-f-restart-waits:
 	RESTART=job DOWN=0 PROFILES="gang scenarios/profiles/lever-cm-burst-gang.yaml scenarios/profiles/lever-cm-qps-gang.yaml" hack/experiment-f-breaks.sh
+
+# Experiment F's eighth part: the burst alone, then the QPS with the
+# burst, raised; train records the apiserver's request times and each
+# process's CPU per phase too.
+experiment-f-restart-apiserver:
+	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-burst-gang.yaml scenarios/profiles/lever-cm-qps-gang.yaml" hack/experiment-f-breaks.sh
