@@ -122,9 +122,9 @@ type TrainResult struct {
 }
 
 // meterSources are where a training run reads what its phases cost the
-// control plane (TrainResult's ControllerManager, APIServer and CPU): the
-// controller-manager's and the apiserver's /metrics, and GhostFleet's own
-// fleet's processes. A source that cannot be read is left unset, with a
+// control plane (TrainResult's ControllerManager, APIServer, Scheduler and
+// CPU): those components' /metrics, and GhostFleet's own fleet's
+// processes. A source that cannot be read is left unset, with a
 // warning naming why.
 func meterSources(ctx context.Context, env Env) workload.MeterSources {
 	var s workload.MeterSources
@@ -133,8 +133,9 @@ func meterSources(ctx context.Context, env Env) workload.MeterSources {
 	}
 	endpoints, err := fleet.MetricsEndpoints(ctx, env.Target)
 	if err != nil {
-		env.warn("%s: %v", workload.ControllerManagerUnrecorded, err)
-		env.warn("%s: %v", workload.APIServerUnrecorded, err)
+		for _, unrecorded := range []string{workload.ControllerManagerUnrecorded, workload.APIServerUnrecorded, workload.SchedulerUnrecorded} {
+			env.warn("%s: %v", unrecorded, err)
+		}
 		return s
 	}
 	find := func(component, binary, unrecorded string) *metrics.Endpoint {
@@ -153,6 +154,7 @@ func meterSources(ctx context.Context, env Env) workload.MeterSources {
 	}
 	s.ControllerManager = find(metrics.ComponentControllerManager, "kube-controller-manager", workload.ControllerManagerUnrecorded)
 	s.APIServer = find(metrics.ComponentAPIServer, "kube-apiserver", workload.APIServerUnrecorded)
+	s.Scheduler = find(metrics.ComponentScheduler, "kube-scheduler", workload.SchedulerUnrecorded)
 	return s
 }
 

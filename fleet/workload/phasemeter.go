@@ -52,23 +52,36 @@ type APIServerTimes struct {
 	APFWait  map[string]metrics.Tally `json:"apfWait"`
 }
 
+// SchedulerAttempts is what kube-scheduler tried during one phase of a
+// run, from its own /metrics: by result (scheduled, unschedulable,
+// error), how many scheduling attempts and their seconds, the scheduling
+// algorithm and binding (scheduler_scheduling_attempt_duration_seconds).
+// Results with no attempt in the phase are left out.
+type SchedulerAttempts struct {
+	Attempts map[string]metrics.Tally `json:"attempts"`
+}
+
 // The warnings of a run that records no ControllerManagerWaits,
-// APIServerTimes or CPU by phase, or stops recording them.
+// APIServerTimes, SchedulerAttempts or CPU by phase, or stops recording
+// them.
 const (
 	ControllerManagerUnrecorded = "the controller-manager's client and work-queue waits are not recorded"
 	APIServerUnrecorded         = "the apiserver's request times are not recorded"
+	SchedulerUnrecorded         = "the scheduler's attempts are not recorded"
 	CPUUnrecorded               = "the control plane's CPU by phase is not recorded"
 )
 
 // The histograms the meters read: the controller-manager's client waits
 // by verb and its work queues' by queue name; the apiserver's requests by
-// verb, resource and subresource, and APF's queuing by priority level.
+// verb, resource and subresource, and APF's queuing by priority level;
+// the scheduler's attempts by result.
 const (
 	rateLimiterHistogram = "rest_client_rate_limiter_duration_seconds"
 	queueHistogram       = "workqueue_queue_duration_seconds"
 	workHistogram        = "workqueue_work_duration_seconds"
 	requestHistogram     = "apiserver_request_duration_seconds"
 	apfWaitHistogram     = "apiserver_flowcontrol_request_wait_duration_seconds"
+	attemptHistogram     = "scheduler_scheduling_attempt_duration_seconds"
 	cpuSource            = "cpu"
 )
 
@@ -224,30 +237,35 @@ func byPhase[T any](m *phaseMeter, f func(reading) T) map[string]T {
 }
 
 // controlPlaneMeters meter a run's phases: the controller-manager's waits,
-// the apiserver's request times and each process's CPU, each as far as
-// its source can be read.
+// the apiserver's request times, the scheduler's attempts and each
+// process's CPU, each as far as its source can be read.
 type controlPlaneMeters struct {
-	controllerManager, apiserver, cpu *phaseMeter
+	controllerManager, apiserver, scheduler, cpu *phaseMeter
 }
 
 // MeterSources are where a run reads its phases' costs; a source left
 // unset is not metered.
 type MeterSources struct {
-	// ControllerManager and APIServer are those components' /metrics.
+	// ControllerManager, APIServer and Scheduler are those components'
+	// /metrics.
 	ControllerManager *metrics.Endpoint
 	APIServer         *metrics.Endpoint
+	Scheduler         *metrics.Endpoint
 	// Cluster is GhostFleet's own fleet, whose processes' CPU is read
 	// from /proc ("" on an attached cluster).
 	Cluster string
 }
 
 func startControlPlaneMeters(ctx context.Context, s MeterSources, report progress.Func) controlPlaneMeters {
-	var cm, api, cpu func(context.Context) (reading, error)
+	var cm, api, sched, cpu func(context.Context) (reading, error)
 	if s.ControllerManager != nil {
 		cm = histogramReader(*s.ControllerManager, map[string][]string{rateLimiterHistogram: {"verb"}, queueHistogram: {"name"}, workHistogram: {"name"}})
 	}
 	if s.APIServer != nil {
 		api = apiserverReader(*s.APIServer)
+	}
+	if s.Scheduler != nil {
+		sched = histogramReader(*s.Scheduler, map[string][]string{attemptHistogram: {"result"}})
 	}
 	if s.Cluster != "" {
 		cpu = cpuReader(s.Cluster)
@@ -255,6 +273,7 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 	return controlPlaneMeters{
 		controllerManager: startPhaseMeter(ctx, ControllerManagerUnrecorded, cm, report),
 		apiserver:         startPhaseMeter(ctx, APIServerUnrecorded, api, report),
+		scheduler:         startPhaseMeter(ctx, SchedulerUnrecorded, sched, report),
 		cpu:               startPhaseMeter(ctx, CPUUnrecorded, cpu, report),
 	}
 }
@@ -263,6 +282,7 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 func (m controlPlaneMeters) phase(ctx context.Context, name string) {
 	m.controllerManager.phase(ctx, name)
 	m.apiserver.phase(ctx, name)
+	m.scheduler.phase(ctx, name)
 	m.cpu.phase(ctx, name)
 }
 
@@ -273,6 +293,9 @@ func (m controlPlaneMeters) record(res *TrainResult) {
 	})
 	res.APIServer = byPhase(m.apiserver, func(r reading) APIServerTimes {
 		return APIServerTimes{Requests: r[requestHistogram], APFWait: r[apfWaitHistogram]}
+	})
+	res.Scheduler = byPhase(m.scheduler, func(r reading) SchedulerAttempts {
+		return SchedulerAttempts{Attempts: r[attemptHistogram]}
 	})
 	res.CPU = byPhase(m.cpu, func(r reading) map[string]float64 {
 		out := map[string]float64{}

@@ -80,11 +80,14 @@ apiserver_flowcontrol_request_wait_duration_seconds_count{execute="true",flow_sc
 }
 
 // The apiserver's requests are recorded by verb and resource, APF's waits
-// by priority level, and watches (a connection's life) not at all.
+// by priority level, and watches (a connection's life) not at all; the
+// scheduler's attempts by result.
 func TestAPIServerMeterPhases(t *testing.T) {
 	n := 0
 	e := endpointOf("kube-apiserver", &n, apiserverText(10, 1, 100, 0), apiserverText(30, 1.5, 900, 0.25))
-	m := startControlPlaneMeters(context.Background(), MeterSources{APIServer: e}, func(ev progress.Event) { t.Errorf("warning %q", ev.Message) })
+	s := 0
+	sched := endpointOf("kube-scheduler", &s, schedulerText(5, 2), schedulerText(45, 2))
+	m := startControlPlaneMeters(context.Background(), MeterSources{APIServer: e, Scheduler: sched}, func(ev progress.Event) { t.Errorf("warning %q", ev.Message) })
 	m.phase(context.Background(), "hold")
 	var res TrainResult
 	m.record(&res)
@@ -95,6 +98,23 @@ func TestAPIServerMeterPhases(t *testing.T) {
 	if !reflect.DeepEqual(res.APIServer, want) {
 		t.Errorf("apiserver %+v, want %+v", res.APIServer, want)
 	}
+	wantSched := map[string]SchedulerAttempts{"hold": {Attempts: map[string]metrics.Tally{"unschedulable": {Count: 40, Sum: 4}}}}
+	if !reflect.DeepEqual(res.Scheduler, wantSched) {
+		t.Errorf("scheduler %+v, want %+v (the scheduled attempts did not move)", res.Scheduler, wantSched)
+	}
+}
+
+// schedulerText is a scheduler /metrics with its attempts: 2 scheduled,
+// and unschedulable ones at 0.1 s each.
+func schedulerText(unschedulable, scheduled float64) []byte {
+	return []byte(fmt.Sprintf(`# TYPE scheduler_scheduling_attempt_duration_seconds histogram
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="unschedulable",le="+Inf"} %[1]g
+scheduler_scheduling_attempt_duration_seconds_sum{profile="default-scheduler",result="unschedulable"} %[3]g
+scheduler_scheduling_attempt_duration_seconds_count{profile="default-scheduler",result="unschedulable"} %[1]g
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="scheduled",le="+Inf"} %[2]g
+scheduler_scheduling_attempt_duration_seconds_sum{profile="default-scheduler",result="scheduled"} 0.5
+scheduler_scheduling_attempt_duration_seconds_count{profile="default-scheduler",result="scheduled"} %[2]g
+`, unschedulable, scheduled, unschedulable/10))
 }
 
 // CPU readings are tallies with no count: what grew is kept, what did not

@@ -47,7 +47,8 @@ type TrainOptions struct {
 	Restart string        `json:"restart,omitempty"`
 	Report  progress.Func `json:"-"`
 	// Meters are where the run reads what each phase cost the control
-	// plane (TrainResult's ControllerManager, APIServer and CPU).
+	// plane (TrainResult's ControllerManager, APIServer, Scheduler and
+	// CPU).
 	Meters MeterSources `json:"-"`
 }
 
@@ -184,9 +185,11 @@ type TrainResult struct {
 	ControllerManager map[string]ControllerManagerWaits `json:"controllerManager,omitempty"`
 	// APIServer is, by phase, how long kube-apiserver took on the
 	// requests of every client (how busy the control plane was while a
-	// break tore down and recovered), and CPU each process's CPU seconds
-	// (GhostFleet's own fleet only); absent as ControllerManager is.
+	// break tore down and recovered), Scheduler what kube-scheduler
+	// tried, and CPU each process's CPU seconds (GhostFleet's own fleet
+	// only); each absent as ControllerManager is.
 	APIServer map[string]APIServerTimes     `json:"apiserver,omitempty"`
+	Scheduler map[string]SchedulerAttempts  `json:"scheduler,omitempty"`
 	CPU       map[string]map[string]float64 `json:"cpuSeconds,omitempty"`
 }
 

@@ -482,11 +482,13 @@ func TestFaults(t *testing.T) {
 		}
 		// The apiserver saw the same requests from its side: the 4
 		// workers' creations during train; the test's delete and the
-		// sibling's during the hold. The fleet's processes used CPU in
-		// both phases.
-		api := train.APIServer
-		if api["train"].Requests["POST pods"].Count < 4 || api["hold"].Requests["DELETE pods"].Count < 2 || train.CPU["train"]["kube-apiserver"] <= 0 || train.CPU["hold"]["kube-apiserver"] <= 0 {
-			t.Errorf("apiserver's requests %+v, CPU %v; want at least 4 POST pods during train and 2 DELETE pods during the hold, the apiserver's CPU in both", api, train.CPU)
+		// sibling's during the hold. The scheduler placed the 4, then
+		// the 2 new workers. The fleet's processes used CPU in both
+		// phases.
+		api, sched := train.APIServer, train.Scheduler
+		if api["train"].Requests["POST pods"].Count < 4 || api["hold"].Requests["DELETE pods"].Count < 2 || sched["train"].Attempts["scheduled"].Count < 4 || sched["hold"].Attempts["scheduled"].Count < 2 ||
+			train.CPU["train"]["kube-apiserver"] <= 0 || train.CPU["hold"]["kube-apiserver"] <= 0 {
+			t.Errorf("apiserver's requests %+v, scheduler's attempts %+v, CPU %v; want at least 4 POST pods and 4 pods scheduled during train, 2 DELETE pods and 2 scheduled during the hold, the apiserver's CPU in both", api, sched, train.CPU)
 		}
 		job := lost.Labels["batch.kubernetes.io/job-name"]
 		after, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job, FieldSelector: "status.phase=Running"})

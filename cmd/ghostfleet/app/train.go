@@ -63,8 +63,9 @@ clients' rate limits, by verb, rest_client_rate_limiter_duration_seconds,
 and its work queues, workqueue_work_duration_seconds), how long
 kube-apiserver took on every client's requests, by verb and resource
 (apiserver_request_duration_seconds, watches left out) and held them in
-API Priority and Fairness's queues, and, on GhostFleet's own fleet, each
-process's CPU seconds (/proc). A source that cannot be read is named and
+API Priority and Fairness's queues, kube-scheduler's attempts by result
+(scheduler_scheduling_attempt_duration_seconds) and, on GhostFleet's own
+fleet, each process's CPU seconds (/proc). A source that cannot be read is named and
 left out.
 
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
@@ -166,6 +167,9 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		if a, ok := r.APIServer[phase]; ok {
 			fmt.Fprintf(w, "  apiserver during %s: requests took %s; APF queued them %s\n",
 				phase, topTallies(a.Requests, "requests", 3), topTallies(a.APFWait, "requests", 2))
+		}
+		if sc, ok := r.Scheduler[phase]; ok {
+			fmt.Fprintf(w, "  scheduler during %s: attempts took %s\n", phase, topTallies(sc.Attempts, "attempts", 3))
 		}
 		if cpu, ok := r.CPU[phase]; ok {
 			parts := []string{}
