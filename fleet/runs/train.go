@@ -133,9 +133,7 @@ func meterSources(ctx context.Context, env Env) workload.MeterSources {
 	}
 	endpoints, err := fleet.MetricsEndpoints(ctx, env.Target)
 	if err != nil {
-		for _, unrecorded := range []string{workload.ControllerManagerUnrecorded, workload.APIServerUnrecorded, workload.SchedulerUnrecorded} {
-			env.warn("%s: %v", unrecorded, err)
-		}
+		env.warn("the controller-manager's, apiserver's and scheduler's figures per phase are not recorded: %v", err)
 		return s
 	}
 	find := func(component, binary, unrecorded string) *metrics.Endpoint {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +45,8 @@ type ControllerManagerWaits struct {
 //     included). Watches and other long-running requests are left out:
 //     their duration is a connection's life, not a request's latency;
 //   - APFWait, by priority level: how long API Priority and Fairness held
-//     them in its queues (apiserver_flowcontrol_request_wait_duration_seconds).
+//     requests in its queues (apiserver_flowcontrol_request_wait_duration_seconds;
+//     every request's, watches and rejected ones included).
 //
 // Entries with no observation in the phase are left out.
 type APIServerTimes struct {
@@ -86,11 +88,21 @@ const (
 )
 
 // longRunningVerbs are the apiserver's verbs whose requests last as long
-// as a connection (kube-apiserver's own SLIs leave them out too).
+// as a connection (kube-apiserver's own SLIs leave them out too). Other
+// long-running requests (a pod's log followed, a proxy) are GETs and
+// stay in; a training run makes none.
 var longRunningVerbs = []string{"WATCH", "WATCHLIST", "CONNECT"}
 
 // reading is one read of a source: histogram (or cpuSource) → key → tally.
 type reading map[string]map[string]metrics.Tally
+
+// of is one histogram's tallies, empty (not nil) when it was not exposed.
+func (r reading) of(name string) map[string]metrics.Tally {
+	if by := r[name]; by != nil {
+		return by
+	}
+	return map[string]metrics.Tally{}
+}
 
 // histogramReader reads the given histograms from e's /metrics.
 func histogramReader(e metrics.Endpoint, byLabels map[string][]string) func(context.Context) (reading, error) {
@@ -109,15 +121,15 @@ func apiserverReader(e metrics.Endpoint) func(context.Context) (reading, error) 
 	read := histogramReader(e, map[string][]string{requestHistogram: {"verb", "resource", "subresource"}, apfWaitHistogram: {"priority_level"}})
 	return func(ctx context.Context) (reading, error) {
 		r, err := read(ctx)
+		if err != nil {
+			return nil, err
+		}
 		for key := range r[requestHistogram] {
-			verb, _, _ := strings.Cut(key, " ")
-			for _, v := range longRunningVerbs {
-				if verb == v {
-					delete(r[requestHistogram], key)
-				}
+			if verb, _, _ := strings.Cut(key, " "); slices.Contains(longRunningVerbs, verb) {
+				delete(r[requestHistogram], key)
 			}
 		}
-		return r, err
+		return r, nil
 	}
 }
 
@@ -138,10 +150,18 @@ func cpuReader(cluster string) func(context.Context) (reading, error) {
 }
 
 // between is what a source added from one reading to a later one. A
-// total that went down says the two readings are not of one process (it
-// restarted, or another replica answered): an error, not a difference.
+// total that went down, or is gone, says the two readings are not of one
+// process (it restarted or was down, or another replica answered): an
+// error, not a difference.
 func between(before, after reading) (reading, error) {
 	var reset error
+	for name, by := range before {
+		for key := range by {
+			if _, ok := after[name][key]; !ok {
+				reset = fmt.Errorf("%s{%s} is gone from the later reading: the process restarted or stopped, or another replica answered", name, key)
+			}
+		}
+	}
 	out := reading{}
 	for name, by := range after {
 		out[name] = map[string]metrics.Tally{}
@@ -289,13 +309,13 @@ func (m controlPlaneMeters) phase(ctx context.Context, name string) {
 // record puts the phases' figures into res.
 func (m controlPlaneMeters) record(res *TrainResult) {
 	res.ControllerManager = byPhase(m.controllerManager, func(r reading) ControllerManagerWaits {
-		return ControllerManagerWaits{RateLimiter: r[rateLimiterHistogram], Queued: r[queueHistogram], Work: r[workHistogram]}
+		return ControllerManagerWaits{RateLimiter: r.of(rateLimiterHistogram), Queued: r.of(queueHistogram), Work: r.of(workHistogram)}
 	})
 	res.APIServer = byPhase(m.apiserver, func(r reading) APIServerTimes {
-		return APIServerTimes{Requests: r[requestHistogram], APFWait: r[apfWaitHistogram]}
+		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram)}
 	})
 	res.Scheduler = byPhase(m.scheduler, func(r reading) SchedulerAttempts {
-		return SchedulerAttempts{Attempts: r[attemptHistogram]}
+		return SchedulerAttempts{Attempts: r.of(attemptHistogram)}
 	})
 	res.CPU = byPhase(m.cpu, func(r reading) map[string]float64 {
 		out := map[string]float64{}

@@ -118,7 +118,8 @@ scheduler_scheduling_attempt_duration_seconds_count{profile="default-scheduler",
 }
 
 // CPU readings are tallies with no count: what grew is kept, what did not
-// is left out, and a process whose time went down (a new one) is a reset.
+// is left out, and a process whose time went down (a new one) or that is
+// gone is a reset.
 func TestBetweenCPU(t *testing.T) {
 	before := reading{cpuSource: {"kube-apiserver": {Sum: 10}, "etcd": {Sum: 4}}}
 	after := reading{cpuSource: {"kube-apiserver": {Sum: 12.5}, "etcd": {Sum: 4}, "kwok-controller": {Sum: 1}}}
@@ -129,6 +130,10 @@ func TestBetweenCPU(t *testing.T) {
 	}
 	if _, err := between(after, before); err == nil || !strings.Contains(err.Error(), "went down between two readings") {
 		t.Errorf("a process restarted: %v", err)
+	}
+	gone := reading{cpuSource: {"kube-apiserver": {Sum: 13}}}
+	if _, err := between(after, gone); err == nil || !strings.Contains(err.Error(), "is gone from the later reading") {
+		t.Errorf("a process stopped: %v", err)
 	}
 }
 

@@ -49,8 +49,9 @@ type restarter struct {
 }
 
 // newRestarter restarts the jobs of pods (the run's tracker) for the
-// workers they lose after since (the hold's start): one lost after it
-// but before the restarter starts is restarted for too.
+// workers they lose after since (when every job ran whole, just before
+// the hold began): one lost after it but before the restarter starts is
+// restarted for too.
 func newRestarter(cs kubernetes.Interface, job TrainJob, gang Gang, pods func() []PodTimes, since time.Time, report progress.Func) *restarter {
 	r := &restarter{cs: cs, job: job, gang: gang, pods: pods, report: report, stopped: map[string]bool{}, inFlight: map[string]bool{}}
 	for _, p := range pods() {

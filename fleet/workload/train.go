@@ -285,10 +285,10 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	return res, rec, nil
 }
 
-// allWhole is when the last job of pods first ran whole, the hold's true
-// start (the train phase ends on the poll after it, up to 250 ms later:
-// a worker lost in between is lost during the hold), or fallback if a job
-// never did.
+// allWhole is when the last job of pods first ran whole: the moment the
+// train phase's poll sees up to 250 ms later, when the hold begins. A
+// worker lost in between is restarted for as one lost in the hold. If a
+// job never ran whole (its count reached by a replacement), fallback.
 func allWhole(pods []PodTimes, want int, fallback time.Time) time.Time {
 	byJob := map[string][]PodTimes{}
 	for _, p := range pods {

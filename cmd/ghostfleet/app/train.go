@@ -57,16 +57,21 @@ every new worker runs. Work lost to the restart (the steps since the last
 checkpoint) is not modelled.
 
 Per phase (train, then hold) the run also records what it cost the
-control plane, read as each phase ends: what kube-controller-manager
-waited (from its /metrics: the seconds its requests waited on their
-clients' rate limits, by verb, rest_client_rate_limiter_duration_seconds,
-and its work queues, workqueue_work_duration_seconds), how long
-kube-apiserver took on every client's requests, by verb and resource
-(apiserver_request_duration_seconds, watches left out) and held them in
-API Priority and Fairness's queues, kube-scheduler's attempts by result
-(scheduler_scheduling_attempt_duration_seconds) and, on GhostFleet's own
-fleet, each process's CPU seconds (/proc). A source that cannot be read is named and
-left out.
+control plane, read from each source as each phase ends:
+  - kube-controller-manager's /metrics: the seconds its requests waited
+    on their clients' rate limits, by verb
+    (rest_client_rate_limiter_duration_seconds), and its work queues'
+    items, time queued and time worked (workqueue_queue_duration_seconds,
+    workqueue_work_duration_seconds);
+  - kube-apiserver's: how long it took on every client's requests, by
+    verb and resource (apiserver_request_duration_seconds, watches and
+    CONNECTs left out), and how long API Priority and Fairness queued
+    requests, by priority level;
+  - kube-scheduler's: its attempts by result
+    (scheduler_scheduling_attempt_duration_seconds);
+  - /proc, on GhostFleet's own fleet: each process's CPU seconds.
+What did not move in a phase is left out. A source that cannot be read,
+or restarts, is named in a warning and left out from there on.
 
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
