@@ -175,8 +175,8 @@ experiment-f-restart-gang:
 experiment-f-restart-waits:
 	RESTART=job DOWN=0 PROFILES="gang scenarios/profiles/lever-cm-burst-gang.yaml scenarios/profiles/lever-cm-qps-gang.yaml" hack/experiment-f-breaks.sh
 
-# Experiment F's eighth part: the burst alone, then the QPS with the
-# burst, raised; train records the apiserver's request times and each
-# process's CPU per phase too.
+# Experiment F's eighth and ninth parts: the burst alone, then the QPS
+# with the burst, raised; train records the apiserver's request times,
+# the scheduler's attempts and each process's CPU per phase too.
 experiment-f-restart-apiserver:
 	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-burst-gang.yaml scenarios/profiles/lever-cm-qps-gang.yaml" hack/experiment-f-breaks.sh
