@@ -292,10 +292,7 @@ func gpuNodes(ctx context.Context, cs kubernetes.Interface) (map[string]nodeGPUs
 // jobs' waste and the free GPUs left on partly used nodes.
 func replayAccounting(res ReplayResult, w Arrivals, runID string, pods []PodTimes, created map[string]time.Time,
 	nodes map[string]nodeGPUs, start, end time.Time) ReplayResult {
-	byJob := map[string][]PodTimes{}
-	for _, p := range pods {
-		byJob[p.Group] = append(byJob[p.Group], p)
-	}
+	byJob := byGroup(pods)
 	type event struct {
 		at    time.Time
 		delta int

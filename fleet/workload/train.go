@@ -290,12 +290,8 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 // worker lost in between is restarted for as one lost in the hold. If a
 // job never ran whole (its count reached by a replacement), fallback.
 func allWhole(pods []PodTimes, want int, fallback time.Time) time.Time {
-	byJob := map[string][]PodTimes{}
-	for _, p := range pods {
-		byJob[p.Group] = append(byJob[p.Group], p)
-	}
 	var last time.Time
-	for _, jp := range byJob {
+	for _, jp := range byGroup(pods) {
 		started := jobTimeline(jp, want, fallback).started
 		if started.IsZero() {
 			return fallback
@@ -306,6 +302,15 @@ func allWhole(pods []PodTimes, want int, fallback time.Time) time.Time {
 		return fallback
 	}
 	return last
+}
+
+// byGroup groups pods by their Group (their job).
+func byGroup(pods []PodTimes) map[string][]PodTimes {
+	out := map[string][]PodTimes{}
+	for _, p := range pods {
+		out[p.Group] = append(out[p.Group], p)
+	}
+	return out
 }
 
 // hold watches the started jobs for d from since (or until ctx ends),
@@ -336,10 +341,7 @@ func hold(ctx context.Context, tracker *Tracker, d time.Duration, since time.Tim
 // no work. After that, whenever fewer than all run, the job is broken
 // until its replacements run.
 func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time) TrainResult {
-	byJob := map[string][]PodTimes{}
-	for _, p := range pods {
-		byJob[p.Group] = append(byJob[p.Group], p)
-	}
+	byJob := byGroup(pods)
 	var partial []gpuEvent
 	var starts, recoveries, teardowns, assemblies []time.Duration
 	for job := range created {
