@@ -191,6 +191,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	if err := checkUserKwokConfig(ctx, opts.Profile); err != nil {
 		return UpResult{}, err
 	}
+	if err := checkCPULimits(opts.Profile); err != nil {
+		return UpResult{}, err
+	}
 	set, err := opts.Binaries(ctx)
 	if err != nil {
 		return UpResult{}, err
@@ -284,6 +287,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	if err == nil {
 		err = saveState(state)
 	}
+	if err == nil {
+		err = limitCPU(opts.Name, "")
+	}
 	if err != nil {
 		cause := err
 		if ctx.Err() != nil {
@@ -356,12 +362,15 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 	}
 	if running {
 		res := UpResult{State: state, AlreadyUp: true}
-		err := installOnRunning(ctx, opts, &res, report)
+		err := errors.Join(limitCPU(opts.Name, ""), installOnRunning(ctx, opts, &res, report))
 		return res, err
 	}
 	done := progress.Step(report, "start", "starting the stopped processes of cluster "+opts.Name, 10*time.Second)
 	err = kwokctl(ctx, report, nil, "start", "cluster", "--name", opts.Name)
 	done()
+	if err == nil {
+		err = limitCPU(opts.Name, "")
+	}
 	if err != nil {
 		return UpResult{State: state}, fmt.Errorf("starting cluster %s: %w", opts.Name, err)
 	}
@@ -536,7 +545,10 @@ func Delete(ctx context.Context, name string, report progress.Func) error {
 	if !Exists(ctx, name) {
 		return nil
 	}
-	return kwokctl(ctx, report, nil, "delete", "cluster", "--name", name)
+	if err := kwokctl(ctx, report, nil, "delete", "cluster", "--name", name); err != nil {
+		return err
+	}
+	return removeCPULimits(name)
 }
 
 // PortFree reports an error when something already listens on the port.

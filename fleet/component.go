@@ -58,6 +58,9 @@ func RestartComponent(ctx context.Context, name, component string, timeout time.
 	if err := rt.StartComponent(ctx, component); err != nil {
 		return res, err
 	}
+	if err := limitCPU(name, component); err != nil {
+		return res, err
+	}
 	err = poll(ctx, timeout, func() (bool, error) {
 		if !componentAlive(name, component) {
 			return false, nil

@@ -28,6 +28,10 @@ type ComponentProfile struct {
 	// Env sets environment variables of components' processes, by
 	// component (e.g. the Go runtime's GOGC for kube-apiserver).
 	Env map[string]map[string]string
+	// CPULimits hold components to a share of the machine's cores, by
+	// component (e.g. kube-scheduler: 0.2), as a container's CPU limit
+	// does (see limitCPU); none limited by default.
+	CPULimits map[string]float64
 	// FeatureGates are given to kube-apiserver, kube-controller-manager
 	// and kube-scheduler alike; RuntimeConfig turns API group versions on
 	// or off in kube-apiserver. The gang profile sets both.
@@ -193,6 +197,9 @@ func (p ComponentProfile) describe(summary, note string) string {
 		for _, k := range slices.Sorted(maps.Keys(env)) {
 			fmt.Fprintf(&b, ", %s %s=%s", c, k, env[k])
 		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(p.CPULimits)) {
+		fmt.Fprintf(&b, ", %s CPU limited to %g cores", c, p.CPULimits[c])
 	}
 	if d := p.Kwok.NodeLeaseDurationSeconds; d > 0 {
 		fmt.Fprintf(&b, ", node leases %d s (renewed every %.0f s)", d, float64(d)/4)

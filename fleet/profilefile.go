@@ -67,6 +67,9 @@ type profileFile struct {
 	// Env is optional: environment variables by component, e.g.
 	// kube-apiserver: {GOGC: "200"}.
 	Env map[string]map[string]string `json:"env,omitempty"`
+	// CPULimits are optional: a CPU limit in cores by component, e.g.
+	// kube-scheduler: 0.2 (see limitCPU).
+	CPULimits map[string]float64 `json:"cpuLimits,omitempty"`
 	// FeatureGates are optional: Kubernetes feature gates, given to
 	// kube-apiserver, kube-controller-manager and kube-scheduler alike
 	// (--feature-gates), e.g. the gang profile's GangScheduling: true.
@@ -77,7 +80,7 @@ type profileFile struct {
 }
 
 // envComponents are the processes a profile may set environment
-// variables of.
+// variables and CPU limits of.
 var envComponents = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
 
 var (
@@ -257,6 +260,14 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 			}
 		}
 	}
+	for component, cores := range pf.CPULimits {
+		if !slices.Contains(envComponents, component) {
+			return fail("cpuLimits.%s: not a component: allowed are %s", component, strings.Join(envComponents, ", "))
+		}
+		if !(cores >= minCPULimit && cores <= maxCPULimit) {
+			return fail("cpuLimits.%s is %g: allowed are %g to %g cores (0.5 is half a core), or leave it out for no limit", component, cores, minCPULimit, float64(maxCPULimit))
+		}
+	}
 	for g := range pf.FeatureGates {
 		if !featureGateRE.MatchString(g) {
 			return fail("featureGates.%s: not a feature gate's name (e.g. GangScheduling)", g)
@@ -279,6 +290,7 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 		},
 		Etcd:            EtcdSettings{QuotaBackendBytes: pf.Etcd.QuotaBackendBytes, UnsafeNoFsync: pf.Etcd.UnsafeNoFsync},
 		Env:             pf.Env,
+		CPULimits:       pf.CPULimits,
 		Kwok:            KwokSettings{NodeLeaseDurationSeconds: pf.Kwok.NodeLeaseDurationSeconds},
 		FeatureGates:    pf.FeatureGates,
 		RuntimeConfig:   pf.RuntimeConfig,

@@ -70,6 +70,10 @@ func TestLoadComponentProfile(t *testing.T) {
 		{"env of no component", profileDoc + "env: {kubelet: {GOGC: \"200\"}}\n---\n" + schedulerDoc, "env.kubelet: not a component: allowed are etcd, kube-apiserver"},
 		{"lease too short", profileDoc + "kwok: {nodeLeaseDurationSeconds: 10}\n---\n" + schedulerDoc, "kwok.nodeLeaseDurationSeconds is 10: allowed are 40"},
 		{"env name", profileDoc + "env: {etcd: {gogc: \"200\"}}\n---\n" + schedulerDoc, "env.etcd.gogc: not an environment variable's name"},
+		{"CPU limit of no component", profileDoc + "cpuLimits: {kubelet: 1}\n---\n" + schedulerDoc, "cpuLimits.kubelet: not a component: allowed are etcd, kube-apiserver"},
+		{"CPU limit of nothing", profileDoc + "cpuLimits: {kube-scheduler: 0}\n---\n" + schedulerDoc, "cpuLimits.kube-scheduler is 0: allowed are 0.01 to 1024 cores"},
+		{"CPU limit below the kernel's", profileDoc + "cpuLimits: {etcd: 0.001}\n---\n" + schedulerDoc, "cpuLimits.etcd is 0.001: allowed are 0.01"},
+		{"CPU limit not a number", profileDoc + "cpuLimits: {etcd: half}\n---\n" + schedulerDoc, "cpuLimits"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,13 +92,13 @@ func TestLoadComponentProfile(t *testing.T) {
 // Environment variables and etcd's fsync reach the components as kwokctl
 // patches, and a profile without fsync says so in its description.
 func TestProfileEnvAndNoFsync(t *testing.T) {
-	doc := profileDoc + "kwok: {nodeLeaseDurationSeconds: 200}\netcd: {unsafeNoFsync: true}\nenv:\n  kube-scheduler: {GOGC: \"300\"}\n  kube-apiserver: {GOGC: \"200\", GOMEMLIMIT: 4GiB}\n"
+	doc := profileDoc + "kwok: {nodeLeaseDurationSeconds: 200}\netcd: {unsafeNoFsync: true}\ncpuLimits: {kube-scheduler: 0.2}\nenv:\n  kube-scheduler: {GOGC: \"300\"}\n  kube-apiserver: {GOGC: \"200\", GOMEMLIMIT: 4GiB}\n"
 	p, err := LoadComponentProfile(writeFile(t, "fast.yaml", doc+"---\n"+schedulerDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(p.Description, "kube-apiserver GOGC=200, kube-apiserver GOMEMLIMIT=4GiB, kube-scheduler GOGC=300") ||
-		!strings.Contains(p.Description, "NOT DURABLE") || !strings.Contains(p.Description, "node leases 200 s (renewed every 50 s)") {
+		!strings.Contains(p.Description, "NOT DURABLE") || !strings.Contains(p.Description, "kube-scheduler CPU limited to 0.2 cores") || !strings.Contains(p.Description, "node leases 200 s (renewed every 50 s)") {
 		t.Errorf("description %q", p.Description)
 	}
 	got := map[string]string{}

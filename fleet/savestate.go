@@ -115,6 +115,11 @@ func RestoreSnapshot(ctx context.Context, name, path string, want Counts, tools 
 	if err := takeOverNodes(ctx, name, cs, want.Nodes, report); err != nil {
 		return Counts{}, err
 	}
+	// kwokctl restarted the control plane and takeOverNodes the kwok
+	// controller: new processes, outside their CPU limits' cgroups.
+	if err := limitCPU(name, ""); err != nil {
+		return Counts{}, err
+	}
 	done = progress.Step(report, "counts", fmt.Sprintf("waiting for %d nodes and %d pods", want.Nodes, want.Pods), 0)
 	defer done()
 	var got Counts
