@@ -53,6 +53,8 @@ type State struct {
 	MetricsServer bool `json:"metricsServer,omitempty"`
 	// Autoscaler is set on fleets whose nodes Karpenter adds and removes.
 	Autoscaler *AutoscalerState `json:"autoscaler,omitempty"`
+	// CPULimits are the profile's, in cores by component (see limitCPU).
+	CPULimits map[string]float64 `json:"cpuLimits,omitempty"`
 }
 
 // RunningVersions are the releases the fleet runs, for people and
@@ -209,7 +211,7 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 
 	state := State{Name: opts.Name, Profile: opts.Profile.Name, PrometheusPort: opts.PrometheusPort,
 		PrometheusPending: opts.PrometheusLater && opts.PrometheusPort != 0,
-		MetricsServer:     opts.MetricsServer, Versions: opts.Versions, Created: time.Now().UTC()}
+		MetricsServer:     opts.MetricsServer, CPULimits: opts.Profile.CPULimits, Versions: opts.Versions, Created: time.Now().UTC()}
 	if p := set[binaries.Prometheus]; p.Source == binaries.SourceDebian {
 		state.DebianPrometheus = p.Version
 	}
@@ -368,10 +370,8 @@ func resume(ctx context.Context, opts UpOptions, report progress.Func) (UpResult
 	done := progress.Step(report, "start", "starting the stopped processes of cluster "+opts.Name, 10*time.Second)
 	err = kwokctl(ctx, report, nil, "start", "cluster", "--name", opts.Name)
 	done()
-	if err == nil {
-		err = limitCPU(opts.Name, "")
-	}
-	if err != nil {
+	// Started or not, what runs is put within its CPU limit.
+	if err = errors.Join(err, limitCPU(opts.Name, "")); err != nil {
 		return UpResult{State: state}, fmt.Errorf("starting cluster %s: %w", opts.Name, err)
 	}
 	if err := WaitReady(ctx, opts.Name, state, report); err != nil {
@@ -542,12 +542,13 @@ func waitTargets(ctx context.Context, state State, report progress.Func) error {
 // Delete stops and removes the cluster and all its processes. Results and
 // the binary cache are elsewhere and stay.
 func Delete(ctx context.Context, name string, report progress.Func) error {
-	if !Exists(ctx, name) {
-		return nil
+	if Exists(ctx, name) {
+		if err := kwokctl(ctx, report, nil, "delete", "cluster", "--name", name); err != nil {
+			return err
+		}
 	}
-	if err := kwokctl(ctx, report, nil, "delete", "cluster", "--name", name); err != nil {
-		return err
-	}
+	// Also for a fleet already gone: a clean that failed here before
+	// is taken up again.
 	return removeCPULimits(name)
 }
 

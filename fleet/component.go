@@ -58,12 +58,15 @@ func RestartComponent(ctx context.Context, name, component string, timeout time.
 	if err := rt.StartComponent(ctx, component); err != nil {
 		return res, err
 	}
-	if err := limitCPU(name, component); err != nil {
-		return res, err
-	}
+	// The new process is outside its CPU limit's cgroup: moved in as
+	// soon as it runs.
+	limited, limitErr := false, error(nil)
 	err = poll(ctx, timeout, func() (bool, error) {
 		if !componentAlive(name, component) {
 			return false, nil
+		}
+		if !limited {
+			limited, limitErr = true, limitCPU(name, component)
 		}
 		if component != "kube-apiserver" {
 			return true, nil
@@ -91,6 +94,9 @@ func RestartComponent(ctx context.Context, name, component string, timeout time.
 	}
 	if err != nil {
 		return res, fmt.Errorf("%s did not come back: %w (its log: %s)", component, err, componentLog(name, component))
+	}
+	if limitErr != nil {
+		return res, fmt.Errorf("%s is back, but outside its CPU limit: %w", component, limitErr)
 	}
 	return res, nil
 }

@@ -3,6 +3,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"os"
@@ -10,13 +11,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // CPU limits: a profile may hold a component to a share of the machine's
 // cores (cpuLimits), as a container's CPU limit does: the kernel's CFS
 // bandwidth control, through a cpu cgroup GhostFleet makes for each
 // limited component of a fleet (ghostfleet/<fleet>/<component>). A
-// process started later by kwokctl is not in it: every place GhostFleet
+// process kwokctl starts later is not in it: every place GhostFleet
 // starts components calls limitCPU again.
 
 // cfsPeriod is the bandwidth period, the kernel's default: a component
@@ -57,17 +60,17 @@ func findCPUCgroup() (cpuCgroup, error) {
 }
 
 // checkCPULimits says, before a fleet is made, whether its profile's CPU
-// limits can be kept on this machine: a cgroup can be made and removed.
+// limits can be kept on this machine: it makes a cgroup with a limit and
+// removes it again.
 func checkCPULimits(p ComponentProfile) error {
 	if len(p.CPULimits) == 0 {
 		return nil
 	}
 	cg, err := findCPUCgroup()
 	if err == nil {
-		dir := filepath.Join(cg.root, "ghostfleet")
-		if err = cg.enable(cg.root); err == nil {
-			err = os.MkdirAll(dir, 0o755)
-		}
+		probe := fmt.Sprintf(".probe-%d", os.Getpid())
+		err = cg.set(probe, "", minCPULimit)
+		err = errors.Join(err, cg.remove(probe))
 	}
 	if err != nil {
 		return fmt.Errorf("profile %s limits %s's CPU, which this machine cannot do: %w", p.Name, strings.Join(slices.Sorted(maps.Keys(p.CPULimits)), " and "), err)
@@ -81,48 +84,64 @@ func (c cpuCgroup) dir(fleet, component string) string {
 	return filepath.Join(c.root, "ghostfleet", fleet, component)
 }
 
-// enable turns the cpu controller on for dir's children (v2 only; in v1
-// every cgroup of the hierarchy has it).
-func (c cpuCgroup) enable(dir string) error {
-	if !c.v2 {
-		return nil
-	}
-	return os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu"), 0o644)
-}
-
-// limit holds process pid to cores, in the component's cgroup.
-func (c cpuCgroup) limit(fleet, component string, cores float64, pid int) error {
+// set makes the component's cgroup (the fleet's, for "") with a limit of
+// cores; in v2 it turns the cpu controller on for the children of each
+// cgroup on the way down (in v1 every cgroup of the hierarchy has it).
+func (c cpuCgroup) set(fleet, component string, cores float64) error {
 	dir := c.dir(fleet, component)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	rel, err := filepath.Rel(c.root, dir)
+	if err != nil {
 		return err
 	}
-	if c.v2 {
-		for _, d := range []string{c.root, filepath.Dir(filepath.Dir(dir)), filepath.Dir(dir)} {
-			if err := c.enable(d); err != nil {
+	for d, part := range pathsDown(c.root, rel) {
+		if c.v2 {
+			if err := os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte("+cpu"), 0o644); err != nil {
+				if errors.Is(err, syscall.EBUSY) {
+					err = fmt.Errorf("%w: cgroup v2 turns a controller on only for the children of a cgroup without processes of its own, and %s has some", err, d)
+				}
 				return err
 			}
 		}
-	}
-	quota := cpuQuota(cores)
-	var writes [][2]string
-	if c.v2 {
-		writes = [][2]string{{"cpu.max", fmt.Sprintf("%d %d", quota, cfsPeriod)}}
-	} else {
-		writes = [][2]string{{"cpu.cfs_period_us", strconv.Itoa(cfsPeriod)}, {"cpu.cfs_quota_us", strconv.Itoa(quota)}}
-	}
-	writes = append(writes, [2]string{"cgroup.procs", strconv.Itoa(pid)})
-	for _, w := range writes {
-		if err := os.WriteFile(filepath.Join(dir, w[0]), []byte(w[1]), 0o644); err != nil {
+		if err := os.Mkdir(filepath.Join(d, part), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return err
 		}
 	}
-	return nil
+	if c.v2 {
+		return os.WriteFile(filepath.Join(dir, "cpu.max"), fmt.Appendf(nil, "%d %d", cpuQuota(cores), cfsPeriod), 0o644)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(cfsPeriod)), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(cpuQuota(cores))), 0o644)
+}
+
+// pathsDown yields, for each element of rel, the folder above it (from
+// root down) and the element.
+func pathsDown(root, rel string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		d := root
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			if !yield(d, part) {
+				return
+			}
+			d = filepath.Join(d, part)
+		}
+	}
 }
 
 // cpuQuota is a limit of cores as CFS bandwidth: µs a period.
 func cpuQuota(cores float64) int { return int(math.Round(cores * cfsPeriod)) }
 
-// remove deletes the fleet's cgroups, once their processes are gone.
+// limit holds process pid to cores, in the component's cgroup.
+func (c cpuCgroup) limit(fleet, component string, cores float64, pid int) error {
+	if err := c.set(fleet, component, cores); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(c.dir(fleet, component), "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
+}
+
+// remove deletes the fleet's cgroups. A process killed a moment ago may
+// not have left its cgroup yet (the kernel says EBUSY): it is given 2 s.
 func (c cpuCgroup) remove(fleet string) error {
 	entries, err := os.ReadDir(c.dir(fleet, ""))
 	if errors.Is(err, os.ErrNotExist) {
@@ -131,47 +150,55 @@ func (c cpuCgroup) remove(fleet string) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
+	var dirs []string
 	for _, e := range entries {
 		if e.IsDir() {
-			errs = append(errs, os.Remove(c.dir(fleet, e.Name())))
+			dirs = append(dirs, c.dir(fleet, e.Name()))
 		}
 	}
-	errs = append(errs, os.Remove(c.dir(fleet, "")))
+	var errs []error
+	for _, d := range append(dirs, c.dir(fleet, "")) {
+		deadline := time.Now().Add(2 * time.Second)
+		err := os.Remove(d)
+		for errors.Is(err, syscall.EBUSY) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+			err = os.Remove(d)
+		}
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
-// limitCPU moves the running processes of the components fleet name's
-// profile limits into their cgroups (only component, when it is not ""):
-// again after anything started them, since a new process is not in its
-// cgroup. A fleet whose profile limits nothing costs a file read.
+// limitCPU moves the running processes of the components fleet name
+// limits (its state's CPULimits, from its profile) into their cgroups;
+// only component's, when it is not "". It is called again after anything
+// starts components, since a new process is not in its cgroup; one not
+// running is left for the start that brings it back. A fleet that limits
+// nothing costs a read of its state.
 func limitCPU(name, component string) error {
 	state, err := LoadState(name)
-	if err != nil {
+	if err != nil || len(state.CPULimits) == 0 {
 		return err
 	}
-	p, err := ClusterProfile(name, state.Profile)
-	if err != nil || len(p.CPULimits) == 0 {
-		return err
+	if _, limited := state.CPULimits[component]; component != "" && !limited {
+		return nil
 	}
 	cg, err := findCPUCgroup()
 	if err != nil {
 		return err
 	}
-	pids, err := PIDs(name)
-	if err != nil {
-		return err
-	}
-	for _, c := range slices.Sorted(maps.Keys(p.CPULimits)) {
+	for _, c := range slices.Sorted(maps.Keys(state.CPULimits)) {
 		if component != "" && c != component {
 			continue
 		}
-		pid, ok := pids[c]
-		if !ok {
-			return fmt.Errorf("limiting %s's CPU: fleet %s runs no %s", c, name, c)
+		pid, ok := componentPID(name, c)
+		if !ok || !componentAlive(name, c) {
+			continue
 		}
-		if err := cg.limit(name, c, p.CPULimits[c], pid); err != nil {
-			return fmt.Errorf("limiting %s's CPU to %g cores: %w", c, p.CPULimits[c], err)
+		if err := cg.limit(name, c, state.CPULimits[c], pid); err != nil {
+			return fmt.Errorf("limiting %s's CPU to %g cores: %w", c, state.CPULimits[c], err)
 		}
 	}
 	return nil

@@ -3,8 +3,11 @@ package fleet
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/kwok/pkg/config"
 )
 
 // fakeCgroupRoot points cgroupRoot at a temporary folder laid out as the
@@ -68,6 +71,9 @@ func TestCPULimitWritesTheCgroup(t *testing.T) {
 					t.Errorf("%s: subtree_control %q", d, got)
 				}
 			}
+			if _, err := os.Stat(filepath.Join(dir, "cgroup.subtree_control")); !os.IsNotExist(err) {
+				t.Errorf("the component's own cgroup has its controllers turned on for children: %v", err)
+			}
 		} else {
 			if !strings.HasPrefix(dir, filepath.Join(root, "cpu", "ghostfleet")) {
 				t.Errorf("v1 cgroup at %s", dir)
@@ -80,7 +86,8 @@ func TestCPULimitWritesTheCgroup(t *testing.T) {
 }
 
 // With no cpu controller, a profile with limits is refused before a fleet
-// is made, naming what it limits; one without limits needs none.
+// is made, naming what it limits; one without limits needs none. Where
+// there is one, a probe cgroup is made with a limit and removed.
 func TestCheckCPULimits(t *testing.T) {
 	root := t.TempDir()
 	old := cgroupRoot
@@ -98,9 +105,16 @@ func TestCheckCPULimits(t *testing.T) {
 	if err := checkCPULimits(p); err == nil || !strings.Contains(err.Error(), "has no cpu controller") {
 		t.Errorf("v2 without cpu: %v", err)
 	}
-	fakeCgroupRoot(t, true)
-	if err := checkCPULimits(p); err != nil {
-		t.Errorf("v2 with cpu: %v", err)
+	// On a plain folder the probe's control file stays, so its removal
+	// fails where the kernel's rmdir would not: that shows it was made.
+	root = fakeCgroupRoot(t, true)
+	probe := filepath.Join(root, "ghostfleet", ".probe-"+strconv.Itoa(os.Getpid()))
+	err = checkCPULimits(p)
+	if err == nil || !strings.Contains(err.Error(), "removing cgroup "+probe) {
+		t.Errorf("probe: %v", err)
+	}
+	if got := readCgroupFile(t, filepath.Join(probe, "cpu.max")); got != "1000 100000" {
+		t.Errorf("probe's cpu.max %q", got)
 	}
 }
 
@@ -125,5 +139,69 @@ func TestCPULimitRemove(t *testing.T) {
 	}
 	if err := cg.remove("never"); err != nil {
 		t.Errorf("a fleet without cgroups: %v", err)
+	}
+}
+
+// limitCPU moves the running processes of the components the fleet's
+// state limits, only the one asked for when one is named, and leaves a
+// component that is not running to the start that brings it back. A
+// fleet that limits nothing needs no cpu controller at all.
+func TestLimitCPU(t *testing.T) {
+	old := config.ClustersDir
+	config.ClustersDir = t.TempDir()
+	t.Cleanup(func() { config.ClustersDir = old })
+	noController := t.TempDir()
+	oldRoot := cgroupRoot
+	cgroupRoot = noController
+	t.Cleanup(func() { cgroupRoot = oldRoot })
+
+	if err := os.MkdirAll(filepath.Join(clusterWorkdir("free"), "pids"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveState(State{Name: "free"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := limitCPU("free", ""); err != nil {
+		t.Errorf("a fleet without limits: %v", err)
+	}
+
+	if err := os.MkdirAll(filepath.Join(clusterWorkdir("gf"), "pids"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveState(State{Name: "gf", CPULimits: map[string]float64{"kube-scheduler": 0.2, "etcd": 0.5, "kube-apiserver": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := limitCPU("gf", "metrics-server"); err != nil {
+		t.Errorf("a component the fleet does not limit: %v", err)
+	}
+	if err := limitCPU("gf", ""); err == nil || !strings.Contains(err.Error(), "no cpu cgroup controller") {
+		t.Errorf("limits without a controller: %v", err)
+	}
+
+	fakeCgroupRoot(t, false)
+	cg, _ := findCPUCgroup()
+	self := os.Getpid() // a running process to stand for the components
+	writeCgroupFile(t, pidFile("gf", "kube-scheduler"), strconv.Itoa(self))
+	writeCgroupFile(t, pidFile("gf", "etcd"), strconv.Itoa(self))
+	// kube-apiserver has no pid file: not running.
+	if err := limitCPU("gf", "kube-scheduler"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cg.dir("gf", "etcd")); !os.IsNotExist(err) {
+		t.Errorf("etcd limited when only the scheduler was asked for: %v", err)
+	}
+	if err := limitCPU("gf", ""); err != nil {
+		t.Fatal(err)
+	}
+	for c, quota := range map[string]string{"kube-scheduler": "20000", "etcd": "50000"} {
+		if got := readCgroupFile(t, filepath.Join(cg.dir("gf", c), "cpu.cfs_quota_us")); got != quota {
+			t.Errorf("%s: quota %q, want %s", c, got, quota)
+		}
+		if got := readCgroupFile(t, filepath.Join(cg.dir("gf", c), "cgroup.procs")); got != strconv.Itoa(self) {
+			t.Errorf("%s: cgroup.procs %q", c, got)
+		}
+	}
+	if _, err := os.Stat(cg.dir("gf", "kube-apiserver")); !os.IsNotExist(err) {
+		t.Errorf("a component not running got a cgroup: %v", err)
 	}
 }

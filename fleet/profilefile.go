@@ -79,9 +79,9 @@ type profileFile struct {
 	RuntimeConfig map[string]bool `json:"runtimeConfig,omitempty"`
 }
 
-// envComponents are the processes a profile may set environment
+// profileComponents are the processes a profile may set environment
 // variables and CPU limits of.
-var envComponents = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
+var profileComponents = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
 
 var (
 	envNameRE      = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
@@ -251,8 +251,8 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 		return fail("kwok.nodeLeaseDurationSeconds is %d: allowed are 40 (kubelet's) to 3600, or leave it out for 40", d)
 	}
 	for component, env := range pf.Env {
-		if !slices.Contains(envComponents, component) {
-			return fail("env.%s: not a component: allowed are %s", component, strings.Join(envComponents, ", "))
+		if !slices.Contains(profileComponents, component) {
+			return fail("env.%s: not a component: allowed are %s", component, strings.Join(profileComponents, ", "))
 		}
 		for k := range env {
 			if !envNameRE.MatchString(k) {
@@ -261,8 +261,8 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 		}
 	}
 	for component, cores := range pf.CPULimits {
-		if !slices.Contains(envComponents, component) {
-			return fail("cpuLimits.%s: not a component: allowed are %s", component, strings.Join(envComponents, ", "))
+		if !slices.Contains(profileComponents, component) {
+			return fail("cpuLimits.%s: not a component: allowed are %s", component, strings.Join(profileComponents, ", "))
 		}
 		if !(cores >= minCPULimit && cores <= maxCPULimit) {
 			return fail("cpuLimits.%s is %g: allowed are %g to %g cores (0.5 is half a core), or leave it out for no limit", component, cores, minCPULimit, float64(maxCPULimit))

@@ -73,7 +73,7 @@ func TestLoadComponentProfile(t *testing.T) {
 		{"CPU limit of no component", profileDoc + "cpuLimits: {kubelet: 1}\n---\n" + schedulerDoc, "cpuLimits.kubelet: not a component: allowed are etcd, kube-apiserver"},
 		{"CPU limit of nothing", profileDoc + "cpuLimits: {kube-scheduler: 0}\n---\n" + schedulerDoc, "cpuLimits.kube-scheduler is 0: allowed are 0.01 to 1024 cores"},
 		{"CPU limit below the kernel's", profileDoc + "cpuLimits: {etcd: 0.001}\n---\n" + schedulerDoc, "cpuLimits.etcd is 0.001: allowed are 0.01"},
-		{"CPU limit not a number", profileDoc + "cpuLimits: {etcd: half}\n---\n" + schedulerDoc, "cpuLimits"},
+		{"CPU limit not a number", profileDoc + "cpuLimits: {etcd: half}\n---\n" + schedulerDoc, "cpuLimits of type float64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

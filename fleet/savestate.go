@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -91,7 +92,7 @@ func SaveSnapshot(ctx context.Context, name, path string, tools SnapshotTools, r
 // with `kwokctl snapshot restore` (it stops etcd and the apiserver,
 // replaces etcd's data and restarts the control plane), then waits for
 // the apiserver and until the cluster holds want's objects again.
-func RestoreSnapshot(ctx context.Context, name, path string, want Counts, tools SnapshotTools, report progress.Func) (Counts, error) {
+func RestoreSnapshot(ctx context.Context, name, path string, want Counts, tools SnapshotTools, report progress.Func) (_ Counts, err error) {
 	state, err := LoadState(name)
 	if err != nil {
 		return Counts{}, fmt.Errorf("fleet %q is not up: %w", name, err)
@@ -100,6 +101,10 @@ func RestoreSnapshot(ctx context.Context, name, path string, want Counts, tools 
 		return Counts{}, err
 	}
 	done := progress.Step(report, "restore", "restoring the cluster's etcd from "+path+" (the control plane restarts)", 15*time.Second)
+	// kwokctl restarts the control plane, and takeOverNodes the kwok
+	// controller: new processes, outside their CPU limits' cgroups
+	// whatever happens from here.
+	defer func() { err = errors.Join(err, limitCPU(name, "")) }()
 	err = kwokctl(ctx, report, nil, "snapshot", "restore", "--name", name, "--path", path, "--format", "etcd")
 	done()
 	if err != nil {
@@ -113,11 +118,6 @@ func RestoreSnapshot(ctx context.Context, name, path string, want Counts, tools 
 		return Counts{}, err
 	}
 	if err := takeOverNodes(ctx, name, cs, want.Nodes, report); err != nil {
-		return Counts{}, err
-	}
-	// kwokctl restarted the control plane and takeOverNodes the kwok
-	// controller: new processes, outside their CPU limits' cgroups.
-	if err := limitCPU(name, ""); err != nil {
 		return Counts{}, err
 	}
 	done = progress.Step(report, "counts", fmt.Sprintf("waiting for %d nodes and %d pods", want.Nodes, want.Pods), 0)
