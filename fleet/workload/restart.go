@@ -26,12 +26,17 @@ const (
 // RestartModes are what TrainOptions.Restart allows.
 var RestartModes = []string{RestartWorker, RestartJob}
 
+// maxRestartDelay bounds TrainOptions.RestartDelay: a restart begun
+// finishes within a minute and the delay.
+const maxRestartDelay = 10 * time.Minute
+
 // restarter plays the launcher of a whole-job restart: JobSet's failure
 // policy, which recreates a failed job's child Jobs, or an elastic
 // launcher that restarts every worker when one is lost. Once a running
 // job loses a worker, it deletes the Job (foreground: its pods go first)
-// and creates it again, so every worker starts over together; jobs
-// restart concurrently, as a controller's workers would. Its requests go
+// and creates it again (after delay, a launcher's backoff), so every
+// worker starts over together; jobs restart concurrently, as a
+// controller's workers would. Its requests go
 // through the run's load client and are counted with the run's; a
 // restart that fails is reported and leaves its job down.
 type restarter struct {
@@ -39,6 +44,7 @@ type restarter struct {
 	job    TrainJob // Name is set per restart
 	gang   Gang
 	pods   func() []PodTimes
+	delay  time.Duration
 	report progress.Func
 
 	mu       sync.Mutex
@@ -52,8 +58,8 @@ type restarter struct {
 // workers they lose after since (when every job ran whole, just before
 // the hold began): one lost after it but before the restarter starts is
 // restarted for too.
-func newRestarter(cs kubernetes.Interface, job TrainJob, gang Gang, pods func() []PodTimes, since time.Time, report progress.Func) *restarter {
-	r := &restarter{cs: cs, job: job, gang: gang, pods: pods, report: report, stopped: map[string]bool{}, inFlight: map[string]bool{}}
+func newRestarter(cs kubernetes.Interface, job TrainJob, gang Gang, pods func() []PodTimes, since time.Time, delay time.Duration, report progress.Func) *restarter {
+	r := &restarter{cs: cs, job: job, gang: gang, pods: pods, delay: delay, report: report, stopped: map[string]bool{}, inFlight: map[string]bool{}}
 	for _, p := range pods() {
 		if !p.Ended.IsZero() && !p.Ended.After(since) {
 			r.stopped[p.UID] = true
@@ -114,11 +120,11 @@ func (r *restarter) markStopped(job string, pods []PodTimes) {
 	}
 }
 
-// restart deletes job and creates it again once it is gone. A restart
-// begun finishes though the run ends meanwhile (within a minute), so that
-// no job is left deleted.
+// restart deletes job and creates it again once it is gone and the delay
+// has passed. A restart begun finishes though the run ends meanwhile
+// (within a minute and the delay), so that no job is left deleted.
 func (r *restarter) restart(ctx context.Context, job string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute+r.delay)
 	defer cancel()
 	jobs := r.cs.BatchV1().Jobs(r.job.Namespace)
 	foreground := metav1.DeletePropagationForeground
@@ -131,6 +137,9 @@ func (r *restarter) restart(ctx context.Context, job string) {
 			}
 			return false, err
 		})
+	}
+	if err == nil && r.delay > 0 {
+		time.Sleep(r.delay) // ctx outlives it
 	}
 	if err == nil {
 		// Pods the Job controller made after the first mark went with

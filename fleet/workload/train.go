@@ -44,8 +44,12 @@ type TrainOptions struct {
 	// RestartWorker ("" too) leaves it to the Job controller, which
 	// replaces that one worker; RestartJob restarts the whole job, as
 	// JobSet's failure policy or an elastic launcher does (see restarter).
-	Restart string        `json:"restart,omitempty"`
-	Report  progress.Func `json:"-"`
+	Restart string `json:"restart,omitempty"`
+	// RestartDelay, under RestartJob, is how long a restart waits
+	// between the old Job gone and creating it again: a launcher's
+	// backoff before it restarts.
+	RestartDelay time.Duration `json:"restartDelay,omitempty"`
+	Report       progress.Func `json:"-"`
 	// Meters are where the run reads what each phase cost the control
 	// plane (TrainResult's ControllerManager, APIServer, Scheduler and
 	// CPU).
@@ -103,6 +107,10 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("--restart %q: allowed are %s", o.Restart, strings.Join(RestartModes, ", "))
 	case o.Restart == RestartJob && o.Hold == 0:
 		return fmt.Errorf("--restart job restarts the jobs that lose a worker while the run holds: set --hold too")
+	case o.RestartDelay < 0 || o.RestartDelay > maxRestartDelay:
+		return fmt.Errorf("restart delay %s is out of range: allowed are 0 (at once) to %s", o.RestartDelay, maxRestartDelay)
+	case o.RestartDelay > 0 && o.Restart != RestartJob:
+		return fmt.Errorf("restart delay %s is a whole-job restart's: set --restart job too", o.RestartDelay)
 	}
 	if _, err := ParseClaim(o.Claim); err != nil {
 		return err
@@ -262,7 +270,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		var restarted func() (int, int)
 		if opts.Restart == RestartJob {
 			since := allWhole(tracker.Pods(), opts.PodsPerJob, w.End)
-			restarted = restartJobs(ctx, newRestarter(r.load, job, gang, tracker.Pods, since, opts.Report))
+			restarted = restartJobs(ctx, newRestarter(r.load, job, gang, tracker.Pods, since, opts.RestartDelay, opts.Report))
 		}
 		end = hold(ctx, tracker, opts.Hold, w.End, (opts.Jobs-res.JobsNotCreated)*opts.PodsPerJob, opts.Report)
 		if restarted != nil {

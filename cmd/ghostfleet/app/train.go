@@ -52,9 +52,10 @@ running before the job was whole, with the time to stop a job's other
 workers (a whole-job restart) and from its first replacement running to
 all running. --restart job restarts a job that loses a worker as a whole,
 as JobSet's failure policy or an elastic launcher does: GhostFleet deletes
-the Job (its pods first) and creates it again, and the break lasts until
-every new worker runs. Work lost to the restart (the steps since the last
-checkpoint) is not modelled.
+the Job (its pods first) and creates it again (--restart-delay later, as a
+launcher's backoff), and the break lasts until every new worker runs.
+Work lost to the restart (the steps since the last checkpoint) is not
+modelled.
 
 Per phase (train, then hold) the run also records what it cost the
 control plane, read from each source as each phase ends:
@@ -106,6 +107,7 @@ the jobs.`,
 	fs.DurationVar(&o.Stall, "stall", o.Stall, "end when no pod was bound or started for this long (0: never)")
 	fs.DurationVar(&o.Hold, "hold", 0, "once every job runs, keep watching them this long and measure what breaks them (0: end at once)")
 	fs.StringVar(&o.Restart, "restart", workload.RestartWorker, "with --hold, what a job that loses a worker does: "+workload.RestartWorker+" (the Job controller replaces that worker) or "+workload.RestartJob+" (the whole job starts over: GhostFleet deletes the Job and creates it again, as JobSet's failure policy does)")
+	fs.DurationVar(&o.RestartDelay, "restart-delay", 0, "with --restart job, wait this long between the old Job gone and creating it again, as a launcher's backoff (0: at once; at most 10m)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.writeWorkload, "write-workload", "", "also write this run's jobs as a workload `FILE` (every job arriving at 0s) for ghostfleet ab")
 	_ = cmd.RegisterFlagCompletionFunc("gang", fixed(runs.GangModes...))
