@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver experiment-f-restart-scheduler-cpu experiment-f-restart-delay
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver experiment-f-restart-scheduler-cpu experiment-f-restart-writes
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -186,7 +186,9 @@ experiment-f-restart-apiserver:
 experiment-f-restart-scheduler-cpu:
 	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-qps-gang.yaml scenarios/profiles/lever-cm-qps-sched-cpu-gang.yaml" hack/experiment-f-breaks.sh
 
-# F, eleventh part: QPS 500 again, each restarted job created again 10 s
-# after the old one is gone, so that no creation meets a teardown.
-experiment-f-restart-delay:
+# F, eleventh part: QPS 500 with each restarted job created again 10 s
+# after the old one is gone, so that no creation meets a teardown; then
+# QPS 500 with etcd committing without fsync (not durable).
+experiment-f-restart-writes:
 	RESTART=job RESTART_DELAY=10s DOWN=0 PROFILES="scenarios/profiles/lever-cm-qps-gang.yaml" hack/experiment-f-breaks.sh
+	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-qps-nofsync-gang.yaml" hack/experiment-f-breaks.sh
