@@ -3,7 +3,6 @@ package fleet
 import (
 	"errors"
 	"fmt"
-	"iter"
 	"maps"
 	"math"
 	"os"
@@ -93,7 +92,8 @@ func (c cpuCgroup) set(fleet, component string, cores float64) error {
 	if err != nil {
 		return err
 	}
-	for d, part := range pathsDown(c.root, rel) {
+	d := c.root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
 		if c.v2 {
 			if err := os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte("+cpu"), 0o644); err != nil {
 				if errors.Is(err, syscall.EBUSY) {
@@ -102,7 +102,8 @@ func (c cpuCgroup) set(fleet, component string, cores float64) error {
 				return err
 			}
 		}
-		if err := os.Mkdir(filepath.Join(d, part), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		d = filepath.Join(d, part)
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return err
 		}
 	}
@@ -113,20 +114,6 @@ func (c cpuCgroup) set(fleet, component string, cores float64) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(cpuQuota(cores))), 0o644)
-}
-
-// pathsDown yields, for each element of rel, the folder above it (from
-// root down) and the element.
-func pathsDown(root, rel string) iter.Seq2[string, string] {
-	return func(yield func(string, string) bool) {
-		d := root
-		for _, part := range strings.Split(rel, string(filepath.Separator)) {
-			if !yield(d, part) {
-				return
-			}
-			d = filepath.Join(d, part)
-		}
-	}
 }
 
 // cpuQuota is a limit of cores as CFS bandwidth: µs a period.
