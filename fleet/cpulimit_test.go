@@ -14,15 +14,21 @@ import (
 // kernel's v1 or v2 hierarchy (its control files plain files).
 func fakeCgroupRoot(t *testing.T, v2 bool) string {
 	t.Helper()
-	root := t.TempDir()
-	old := cgroupRoot
-	cgroupRoot = root
-	t.Cleanup(func() { cgroupRoot = old })
+	root := useCgroupRoot(t)
 	if v2 {
 		writeCgroupFile(t, filepath.Join(root, "cgroup.controllers"), "cpuset cpu io memory pids")
 	} else {
 		writeCgroupFile(t, filepath.Join(root, "cpu", "cpu.cfs_quota_us"), "-1")
 	}
+	return root
+}
+
+// useCgroupRoot points cgroupRoot at an empty folder for the test.
+func useCgroupRoot(t *testing.T) string {
+	root := t.TempDir()
+	old := cgroupRoot
+	cgroupRoot = root
+	t.Cleanup(func() { cgroupRoot = old })
 	return root
 }
 
@@ -89,10 +95,7 @@ func TestCPULimitWritesTheCgroup(t *testing.T) {
 // is made, naming what it limits; one without limits needs none. Where
 // there is one, a probe cgroup is made with a limit and removed.
 func TestCheckCPULimits(t *testing.T) {
-	root := t.TempDir()
-	old := cgroupRoot
-	cgroupRoot = root
-	t.Cleanup(func() { cgroupRoot = old })
+	root := useCgroupRoot(t)
 	p := ComponentProfile{Name: "capped", CPULimits: map[string]float64{"kube-scheduler": 0.2, "etcd": 1}}
 	err := checkCPULimits(p)
 	if err == nil || !strings.Contains(err.Error(), "profile capped limits etcd and kube-scheduler's CPU") || !strings.Contains(err.Error(), "no cpu cgroup controller") {
@@ -150,10 +153,7 @@ func TestLimitCPU(t *testing.T) {
 	old := config.ClustersDir
 	config.ClustersDir = t.TempDir()
 	t.Cleanup(func() { config.ClustersDir = old })
-	noController := t.TempDir()
-	oldRoot := cgroupRoot
-	cgroupRoot = noController
-	t.Cleanup(func() { cgroupRoot = oldRoot })
+	useCgroupRoot(t) // no controller
 
 	if err := os.MkdirAll(filepath.Join(clusterWorkdir("free"), "pids"), 0o700); err != nil {
 		t.Fatal(err)
