@@ -204,6 +204,10 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 	if err != nil {
 		return UpResult{}, fmt.Errorf("writing the scheduler's configuration: %w", err)
 	}
+	auditPolicy, err := writeAuditPolicy(opts.Name, opts.Profile)
+	if err != nil {
+		return UpResult{}, fmt.Errorf("writing the apiserver's audit policy: %w", err)
+	}
 	recordedProfile, err := recordProfile(opts.Name, opts.Profile)
 	if err != nil {
 		return UpResult{}, fmt.Errorf("keeping profile file %s with the cluster: %w", opts.Profile.Source, err)
@@ -264,6 +268,7 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		// The scheduler's settings go in its configuration file: its flags
 		// for them are deprecated, and ignored next to a file.
 		o.KubeSchedulerConfig = schedulerConfig
+		o.KubeAuditPolicy = auditPolicy
 		conf.ComponentsPatches = append(conf.ComponentsPatches, opts.Profile.patches()...)
 		conf.ComponentsPatches = append(conf.ComponentsPatches, profilingPatches...)
 		conf.ComponentsPatches = append(conf.ComponentsPatches, singleInstancePatches...)
@@ -303,6 +308,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		// kwokctl removes the cluster's folder once it has saved its
 		// configuration there; before that only our file is in it.
 		_ = os.Remove(schedulerConfig)
+		if auditPolicy != "" {
+			_ = os.Remove(auditPolicy)
+		}
 		if recordedProfile != "" {
 			_ = os.Remove(recordedProfile)
 		}

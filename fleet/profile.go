@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 )
 
@@ -92,6 +93,14 @@ type ControllerManagerSettings struct {
 type APIServerSettings struct {
 	MaxRequestsInflight         int // --max-requests-inflight
 	MaxMutatingRequestsInflight int // --max-mutating-requests-inflight
+	// AuditPolicy, when set, has kube-apiserver log the requests it
+	// selects to the fleet's audit log (AuditLogPath), each with when it
+	// was received and answered to the microsecond and the client's user
+	// agent, which names the controller-manager's controller. A run reads
+	// it for what the apiserver saw (TrainResult.TeardownStages). Each
+	// event is written before the request is answered, so a policy that
+	// selects much slows the apiserver: select what a question needs.
+	AuditPolicy *auditv1.Policy
 }
 
 // EtcdSettings are etcd's.
@@ -209,6 +218,9 @@ func (p ComponentProfile) describe(summary, note string) string {
 	}
 	if len(p.RuntimeConfig) > 0 {
 		fmt.Fprintf(&b, ", APIs %s", p.runtimeConfigFlag())
+	}
+	if a := p.APIServer.AuditPolicy; a != nil {
+		fmt.Fprintf(&b, ", apiserver audit log (%d rules)", len(a.Rules))
 	}
 	if p.Etcd.UnsafeNoFsync {
 		b.WriteString(", etcd without fsync (NOT DURABLE: a crash of the machine loses writes)")

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -54,6 +55,10 @@ type profileFile struct {
 	APIServer struct {
 		MaxRequestsInflight         int `json:"maxRequestsInflight"`
 		MaxMutatingRequestsInflight int `json:"maxMutatingRequestsInflight"`
+		// AuditPolicy is optional: an audit.k8s.io/v1 Policy, written
+		// out inline; with it kube-apiserver keeps an audit log (see
+		// APIServerSettings.AuditPolicy).
+		AuditPolicy *auditv1.Policy `json:"auditPolicy,omitempty"`
 	} `json:"apiServer"`
 	// Etcd is optional: without it etcd runs with kwokctl's quota.
 	Etcd struct {
@@ -268,6 +273,9 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 			return fail("cpuLimits.%s is %g: allowed are %g to %g cores (0.5 is half a core), or leave it out for no limit", component, cores, minCPULimit, float64(maxCPULimit))
 		}
 	}
+	if err := checkAuditPolicy(pf.APIServer.AuditPolicy); err != nil {
+		return fail("apiServer.auditPolicy: %v", err)
+	}
 	for g := range pf.FeatureGates {
 		if !featureGateRE.MatchString(g) {
 			return fail("featureGates.%s: not a feature gate's name (e.g. GangScheduling)", g)
@@ -287,6 +295,7 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 		},
 		APIServer: APIServerSettings{
 			MaxRequestsInflight: a.MaxRequestsInflight, MaxMutatingRequestsInflight: a.MaxMutatingRequestsInflight,
+			AuditPolicy: a.AuditPolicy,
 		},
 		Etcd:            EtcdSettings{QuotaBackendBytes: pf.Etcd.QuotaBackendBytes, UnsafeNoFsync: pf.Etcd.UnsafeNoFsync},
 		Env:             pf.Env,
@@ -369,4 +378,43 @@ func OneLine(err error) string {
 		s = strings.ReplaceAll(s, prefix, "")
 	}
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// checkAuditPolicy checks what kube-apiserver would refuse at its start in
+// an audit policy, so that `up` refuses it before creating anything.
+func checkAuditPolicy(p *auditv1.Policy) error {
+	if p == nil {
+		return nil
+	}
+	if v := p.APIVersion; v != "" && v != auditv1.SchemeGroupVersion.String() {
+		return fmt.Errorf("apiVersion %q: allowed is %s (or leave it out)", v, auditv1.SchemeGroupVersion)
+	}
+	if k := p.Kind; k != "" && k != "Policy" {
+		return fmt.Errorf("kind %q: allowed is Policy (or leave it out)", k)
+	}
+	if len(p.Rules) == 0 {
+		return errors.New("no rules: a policy logs what its first matching rule says (e.g. level: Metadata for verbs: [delete])")
+	}
+	levels := []auditv1.Level{auditv1.LevelNone, auditv1.LevelMetadata, auditv1.LevelRequest, auditv1.LevelRequestResponse}
+	stages := []auditv1.Stage{auditv1.StageRequestReceived, auditv1.StageResponseStarted, auditv1.StageResponseComplete, auditv1.StagePanic}
+	checkStages := func(field string, got []auditv1.Stage) error {
+		for _, s := range got {
+			if !slices.Contains(stages, s) {
+				return fmt.Errorf("%s: stage %q: allowed are %v", field, s, stages)
+			}
+		}
+		return nil
+	}
+	if err := checkStages("omitStages", p.OmitStages); err != nil {
+		return err
+	}
+	for i, r := range p.Rules {
+		if !slices.Contains(levels, r.Level) {
+			return fmt.Errorf("rules[%d].level %q: allowed are %v", i, r.Level, levels)
+		}
+		if err := checkStages(fmt.Sprintf("rules[%d].omitStages", i), r.OmitStages); err != nil {
+			return err
+		}
+	}
+	return nil
 }

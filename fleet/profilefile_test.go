@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"sigs.k8s.io/kwok/pkg/apis/v1alpha1"
 	kwokfake "sigs.k8s.io/kwok/pkg/client/clientset/versioned/fake"
 	"sigs.k8s.io/kwok/pkg/config"
@@ -74,6 +75,11 @@ func TestLoadComponentProfile(t *testing.T) {
 		{"CPU limit of nothing", profileDoc + "cpuLimits: {kube-scheduler: 0}\n---\n" + schedulerDoc, "cpuLimits.kube-scheduler is 0: allowed are 0.01 to 1024 cores"},
 		{"CPU limit below the kernel's", profileDoc + "cpuLimits: {etcd: 0.001}\n---\n" + schedulerDoc, "cpuLimits.etcd is 0.001: allowed are 0.01"},
 		{"CPU limit not a number", profileDoc + "cpuLimits: {etcd: half}\n---\n" + schedulerDoc, "cpuLimits of type float64"},
+		{"audit policy without rules", auditDoc("{}"), "apiServer.auditPolicy: no rules"},
+		{"audit policy's level", auditDoc("{rules: [{level: Everything}]}"), `apiServer.auditPolicy: rules[0].level "Everything": allowed are [None Metadata Request RequestResponse]`},
+		{"audit policy's stage", auditDoc("{omitStages: [Started], rules: [{level: None}]}"), `apiServer.auditPolicy: omitStages: stage "Started": allowed are`},
+		{"audit policy's kind", auditDoc("{kind: Rules, rules: [{level: None}]}"), `apiServer.auditPolicy: kind "Rules": allowed is Policy`},
+		{"audit policy's field", auditDoc("{rules: [{level: None, verb: [get]}]}"), `unknown field "apiServer.auditPolicy.rules[0].verb"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -317,5 +323,48 @@ func TestScenarioProfilesLoad(t *testing.T) {
 		if gang := strings.HasSuffix(f, "-gang.yaml"); p.GangScheduling() != gang {
 			t.Errorf("%s: gang scheduling %v, want %v", f, p.GangScheduling(), gang)
 		}
+	}
+}
+
+// auditDoc is profileDoc whose apiserver has policy (YAML in flow style)
+// as its audit policy, with the scheduler's document.
+func auditDoc(policy string) string {
+	return strings.Replace(profileDoc, "maxMutatingRequestsInflight: 400}", "maxMutatingRequestsInflight: 400, auditPolicy: "+policy+"}", 1) + "---\n" + schedulerDoc
+}
+
+// An audit policy is said in the description and written out whole, as
+// an audit.k8s.io/v1 Policy, where kwokctl reads it.
+func TestProfileAuditPolicy(t *testing.T) {
+	old := config.ClustersDir
+	config.ClustersDir = t.TempDir()
+	t.Cleanup(func() { config.ClustersDir = old })
+	p, err := LoadComponentProfile(writeFile(t, "audit.yaml", auditDoc("{omitStages: [RequestReceived], rules: [{level: None, verbs: [watch]}, {level: Metadata}]}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Description, "apiserver audit log (2 rules)") {
+		t.Errorf("description %q", p.Description)
+	}
+	path, err := writeAuditPolicy("a", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written auditv1.Policy
+	if err := StrictYAML(data, &written); err != nil {
+		t.Fatal(err)
+	}
+	if written.APIVersion != "audit.k8s.io/v1" || written.Kind != "Policy" || len(written.Rules) != 2 || written.Rules[0].Verbs[0] != "watch" ||
+		written.Rules[1].Level != auditv1.LevelMetadata || written.OmitStages[0] != auditv1.StageRequestReceived {
+		t.Errorf("written %s", data)
+	}
+	if path, err := writeAuditPolicy("b", ProfileTuned); path != "" || err != nil {
+		t.Errorf("a profile without a policy wrote %q, %v", path, err)
+	}
+	if got := AuditLogPath("a"); got != "" {
+		t.Errorf("a fleet whose apiserver has not logged has an audit log %q", got)
 	}
 }

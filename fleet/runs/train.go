@@ -130,6 +130,7 @@ func meterSources(ctx context.Context, env Env) workload.MeterSources {
 	var s workload.MeterSources
 	if !env.Target.Attached() {
 		s.Cluster = env.Target.Name
+		s.AuditLog = fleet.AuditLogPath(env.Target.Name)
 	}
 	endpoints, err := fleet.MetricsEndpoints(ctx, env.Target)
 	if err != nil {

@@ -274,6 +274,10 @@ type MeterSources struct {
 	// Cluster is GhostFleet's own fleet, whose processes' CPU is read
 	// from /proc ("" on an attached cluster).
 	Cluster string
+	// AuditLog is kube-apiserver's audit log, read for when the
+	// apiserver received and answered requests ("" when the fleet keeps
+	// none).
+	AuditLog string
 }
 
 func startControlPlaneMeters(ctx context.Context, s MeterSources, report progress.Func) controlPlaneMeters {

@@ -30,15 +30,14 @@ type podTimes struct {
 	createdBySend                      bool
 	unschedulable, failed              bool
 	reason                             string // the scheduler's message when unschedulable
-	group                              string
-	node                               string
+	name, group, node                  string
 }
 
-// PodTimes is one tracked pod: its UID, its group (the value of the
+// PodTimes is one tracked pod: its UID and name, its group (the value of the
 // tracker's group label), node, and when it was created, bound, seen
 // running and seen ending (zero when not yet).
 type PodTimes struct {
-	UID                                string
+	UID, Name                          string
 	Group                              string
 	Node                               string
 	Created, Scheduled, Running, Ended time.Time
@@ -139,7 +138,7 @@ func (t *Tracker) observe(p *corev1.Pod, gone bool) {
 	defer t.mu.Unlock()
 	pt := t.pods[string(p.UID)]
 	if pt == nil {
-		pt = &podTimes{group: p.Labels[t.groupLabel]}
+		pt = &podTimes{name: p.Name, group: p.Labels[t.groupLabel]}
 		if sent, ok := t.sent[p.Name]; ok && p.GenerateName == "" {
 			pt.created, pt.createdBySend = sent, true
 			delete(t.sent, p.Name)
@@ -282,7 +281,7 @@ func (t *Tracker) Pods() []PodTimes {
 	defer t.mu.Unlock()
 	out := make([]PodTimes, 0, len(t.pods))
 	for uid, pt := range t.pods {
-		out = append(out, PodTimes{UID: uid, Group: pt.group, Node: pt.node, Created: pt.created, Scheduled: pt.scheduled, Running: pt.watched, Ended: pt.ended})
+		out = append(out, PodTimes{UID: uid, Name: pt.name, Group: pt.group, Node: pt.node, Created: pt.created, Scheduled: pt.scheduled, Running: pt.watched, Ended: pt.ended})
 	}
 	return out
 }

@@ -171,6 +171,15 @@ type TrainResult struct {
 	ReplacementGPUSeconds float64     `json:"replacementGpuSeconds"`
 	Teardown              Percentiles `json:"teardown"`
 	Assembly              Percentiles `json:"assembly"`
+	// TeardownStages split the teardowns where the apiserver saw them,
+	// when the fleet keeps an audit log of the DELETEs of pods and jobs
+	// (MeterSources.AuditLog); nil otherwise.
+	TeardownStages *TeardownStages `json:"teardownStages,omitempty"`
+	// AuditedRequests count, by phase, the requests the audit log holds
+	// by who asked what ("generic-garbage-collector delete pods"): the
+	// controller-manager's verbs by controller, which its /metrics do
+	// not tell apart.
+	AuditedRequests map[string]map[string]int `json:"auditedRequests,omitempty"`
 	// HoldSeconds is how long the run watched the jobs after every one
 	// ran (TrainOptions.Hold, less when interrupted).
 	HoldSeconds float64 `json:"holdSeconds,omitempty"`
@@ -286,7 +295,12 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 			pods = downs.EndOnDownNodes(pods)
 		}
 	}
-	res = trainAccounting(res, pods, created, end)
+	res, teardowns := trainAccounting(res, pods, created, end)
+	if path := opts.Meters.AuditLog; path != "" {
+		if err := recordAudit(&res, path, opts.Namespace, teardowns, rec.Phases); err != nil {
+			opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the apiserver's audit log is not recorded: %v", err)})
+		}
+	}
 	res.Requests = r.requests.Stats()
 	meter.record(&res)
 	rec.Ended, rec.Outcome, rec.Result = end.UTC(), w.outcome("all started"), res
@@ -347,11 +361,13 @@ func hold(ctx context.Context, tracker *Tracker, d time.Duration, since time.Tim
 // runs from Running until Ended (or end). A job starts when all its pods
 // first run together; until then every bound pod of it holds GPUs that do
 // no work. After that, whenever fewer than all run, the job is broken
-// until its replacements run.
-func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time) TrainResult {
+// until its replacements run. It returns the teardowns too, for
+// TeardownStages.
+func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time) (TrainResult, []teardownSpan) {
 	byJob := byGroup(pods)
 	var partial []gpuEvent
 	var starts, recoveries, teardowns, assemblies []time.Duration
+	var spans []teardownSpan
 	for job := range created {
 		jp := byJob[job]
 		t := jobTimeline(jp, res.PodsPerJob, end)
@@ -395,6 +411,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 			res.ReplacementGPUSeconds += b.newSeconds * float64(res.GPUsPerPod)
 			if !b.lastStop.IsZero() {
 				teardowns = append(teardowns, b.lastStop.Sub(b.from))
+				spans = append(spans, teardownSpan{job: job, from: b.from, lastStop: b.lastStop, stopped: b.stopped})
 			}
 			if b.to.IsZero() {
 				res.JobsDown++
@@ -415,7 +432,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 	res.Recovery = Summarise(recoveries)
 	res.Teardown = Summarise(teardowns)
 	res.Assembly = Summarise(assemblies)
-	return res
+	return res, spans
 }
 
 // gpuEvent is a change in GPUs (or pods) held, at a time.
@@ -448,9 +465,11 @@ type jobBreak struct {
 	// pod the old Job made while a restart deleted it); newSeconds the
 	// replacements that ran on to its end. lastStop is when the last
 	// earlier worker stopped, zero unless some ran into the break and all
-	// of them stopped; firstNew when the first replacement ran.
+	// of them stopped; firstNew when the first replacement ran. stopped
+	// are the earlier workers that stopped during the break.
 	earlierSeconds, newSeconds float64
 	lastStop, firstNew         time.Time
+	stopped                    []PodTimes
 }
 
 type timeline struct {
@@ -525,6 +544,7 @@ func splitBreak(b *jobBreak, pods []PodTimes, end time.Time) {
 		case stop.Before(until): // stopped during the break
 			b.earlierSeconds += seconds
 			b.lastStop = maxTime(b.lastStop, stop)
+			b.stopped = append(b.stopped, p)
 		case p.Running.Before(b.from): // ran through it
 			b.earlierSeconds += seconds
 			earlierRanOn = true

@@ -159,6 +159,10 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		if td := r.Teardown; td.Count > 0 {
 			fmt.Fprintf(w, "  time to stop a broken job's other workers: p50 %.2fs  p99 %.2fs  max %.2fs (%d breaks)\n", td.P50, td.P99, td.Max, td.Count)
 		}
+		if st := r.TeardownStages; st != nil {
+			fmt.Fprintf(w, "  … at the apiserver (audit log; means of %d split, %d not): %.2fs = the Job's DELETE after %.2fs, its workers' first DELETE %.2fs later, their last %.2fs later, answered in %.2fs, seen by the watch %.2fs later; the workers' first DELETEs: %s\n",
+				st.Split, st.Unsplit, st.Total.Mean, st.Notice.Mean, st.ToPodDeletes.Mean, st.PodDeletes.Mean, st.LastDelete.Mean, st.Seen.Mean, counted(st.DeletedBy, 3))
+		}
 		if a := r.Assembly; a.Count > 0 {
 			fmt.Fprintf(w, "  first replacement running to all running: p50 %.2fs  p99 %.2fs  max %.2fs (%d breaks)\n", a.P50, a.P99, a.Max, a.Count)
 		}
@@ -186,7 +190,31 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			fmt.Fprintf(w, "  CPU during %s: %s\n", phase, strings.Join(parts, ", "))
 		}
 	}
+	for _, phase := range []string{"train", "hold"} {
+		if c, ok := r.AuditedRequests[phase]; ok {
+			fmt.Fprintf(w, "  audit log during %s: %s\n", phase, counted(c, 5))
+		}
+	}
 	printRequests(w, r.Requests)
+}
+
+// counted says the n largest counts and their total: "1,204 in all
+// (generic-garbage-collector get jobs 310, …)".
+func counted(m map[string]int, n int) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b)) })
+	total := 0
+	parts := make([]string, 0, n)
+	for i, k := range keys {
+		total += m[k]
+		if i < n {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	if total == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d in all (%s)", total, strings.Join(parts, ", "))
 }
 
 // topTallies says how many seconds the tallies add to and which n keys

@@ -1,0 +1,117 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ghostfleet/ghostfleet/fleet/record"
+)
+
+func TestClientName(t *testing.T) {
+	for agent, want := range map[string]string{
+		"kube-controller-manager/v1.36.3 (linux/amd64) kubernetes/6ab7d43/generic-garbage-collector": "generic-garbage-collector",
+		"kube-controller-manager/v0.0.0 (linux/amd64) kubernetes/$Format/job-controller":             "job-controller",
+		"kube-apiserver/v0.0.0 (linux/amd64) kubernetes/$Format":                                     "kube-apiserver",
+		"kwok-controller/v0.8.0 (linux/amd64)":                                                       "kwok-controller",
+		"ghostfleet-load":                                                                            "ghostfleet-load",
+		"":                                                                                           "unknown",
+	} {
+		if got := clientName(agent); got != want {
+			t.Errorf("clientName(%q) = %q, want %q", agent, got, want)
+		}
+	}
+}
+
+// auditLine is one audit event as kube-apiserver writes it.
+func auditLine(stage, verb, resource, name, agent string, code int, received, answered time.Time) string {
+	return fmt.Sprintf(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":%q,"verb":%q,"userAgent":%q,"objectRef":{"resource":%q,"namespace":"ns","name":%q},"responseStatus":{"code":%d},"requestReceivedTimestamp":%q,"stageTimestamp":%q}`,
+		stage, verb, agent, resource, name, code, received.Format(metav1.RFC3339Micro), answered.Format(metav1.RFC3339Micro))
+}
+
+const (
+	gcAgent  = "kube-controller-manager/v0.0.0 (linux/amd64) kubernetes/$Format/generic-garbage-collector"
+	jobAgent = "kube-controller-manager/v0.0.0 (linux/amd64) kubernetes/$Format/job-controller"
+)
+
+// A teardown splits into stages that add up to it, from the DELETEs that
+// succeeded; one whose worker has no DELETE is left unsplit.
+func TestAuditTeardowns(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	lines := []string{
+		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 200, at(-5000), at(-4990)), // before the run
+		auditLine("ResponseComplete", "create", "pods", "a-0", jobAgent, 201, at(100), at(110)),
+		auditLine("RequestReceived", "delete", "jobs", "a", "ghostfleet-load", 0, at(1500), at(1500)),
+		auditLine("ResponseComplete", "delete", "jobs", "a", "ghostfleet-load", 200, at(1500), at(1520)),
+		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 409, at(1600), at(1610)), // a conflict deletes nothing
+		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 200, at(1700), at(1720)),
+		auditLine("ResponseComplete", "delete", "pods", "a-2", jobAgent, 200, at(2100), at(2180)),
+		auditLine("ResponseComplete", "delete", "pods", "a-2", "kwok-controller/v0.8.0 (linux/amd64)", 200, at(2300), at(2310)), // kwok's own, later
+		auditLine("ResponseComplete", "delete", "jobs", "b", "ghostfleet-load", 200, at(1500), at(1520)),
+		auditLine("ResponseComplete", "get", "jobs", "b", gcAgent, 200, at(2500), at(2501)),
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spans := []teardownSpan{
+		{job: "a", from: at(1000), lastStop: at(2150), stopped: []PodTimes{{Name: "a-1"}, {Name: "a-2"}}},
+		{job: "b", from: at(1000), lastStop: at(2000), stopped: []PodTimes{{Name: "b-1"}}}, // no DELETE of b-1
+	}
+	phases := []record.Phase{{Name: "train", Start: at(0), End: at(1000)}, {Name: "hold", Start: at(1000), End: at(3000)}}
+	var res TrainResult
+	if err := recordAudit(&res, path, "ns", spans, phases); err != nil {
+		t.Fatal(err)
+	}
+	st := res.TeardownStages
+	if st == nil || st.Split != 1 || st.Unsplit != 1 {
+		t.Fatalf("stages %+v", st)
+	}
+	for _, c := range []struct {
+		name string
+		got  Stage
+		want float64
+	}{
+		{"total", st.Total, 1.15}, {"notice", st.Notice, 0.5}, {"to pod deletes", st.ToPodDeletes, 0.2},
+		{"pod deletes", st.PodDeletes, 0.4}, {"last delete", st.LastDelete, 0.08}, {"seen", st.Seen, -0.03},
+	} {
+		if math.Abs(c.got.Mean-c.want) > 1e-9 || c.got.Count != 1 {
+			t.Errorf("%s: %+v, want a mean of %g s", c.name, c.got, c.want)
+		}
+	}
+	if sum := st.Notice.Mean + st.ToPodDeletes.Mean + st.PodDeletes.Mean + st.LastDelete.Mean + st.Seen.Mean; math.Abs(sum-st.Total.Mean) > 1e-9 {
+		t.Errorf("the stages add up to %g s, the teardowns to %g s", sum, st.Total.Mean)
+	}
+	if st.DeletedBy["generic-garbage-collector"] != 1 || st.DeletedBy["job-controller"] != 1 || len(st.DeletedBy) != 2 {
+		t.Errorf("deleted by %v", st.DeletedBy)
+	}
+	want := map[string]map[string]int{
+		"train": {"job-controller create pods": 1},
+		"hold": {"ghostfleet-load delete jobs": 2, "generic-garbage-collector delete pods": 2, "job-controller delete pods": 1,
+			"kwok-controller delete pods": 1, "generic-garbage-collector get jobs": 1},
+	}
+	if fmt.Sprint(res.AuditedRequests) != fmt.Sprint(want) {
+		t.Errorf("requests by phase %v, want %v", res.AuditedRequests, want)
+	}
+}
+
+func TestAuditLogErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte("{\"kind\":\"Event\"}\nnot json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	phases := []record.Phase{{Name: "hold", Start: time.Now(), End: time.Now()}}
+	if err := recordAudit(&TrainResult{}, path, "ns", nil, phases); err == nil || !strings.Contains(err.Error(), "audit.log: line 2:") {
+		t.Errorf("a line that is not an event: %v", err)
+	}
+	if err := recordAudit(&TrainResult{}, filepath.Join(t.TempDir(), "none"), "ns", nil, phases); err == nil {
+		t.Error("a missing log is not an error")
+	}
+}
