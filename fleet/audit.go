@@ -20,9 +20,7 @@ func writeAuditPolicy(name string, p ComponentProfile) (string, error) {
 	if policy == nil {
 		return "", nil
 	}
-	out := policy.DeepCopy()
-	out.APIVersion, out.Kind = auditv1.SchemeGroupVersion.String(), "Policy"
-	data, err := yaml.Marshal(out)
+	data, err := auditPolicyYAML(policy)
 	if err != nil {
 		return "", err
 	}
@@ -43,4 +41,11 @@ func AuditLogPath(name string) string {
 		return ""
 	}
 	return path
+}
+
+// auditPolicyYAML is policy as the file kube-apiserver reads.
+func auditPolicyYAML(policy *auditv1.Policy) ([]byte, error) {
+	out := policy.DeepCopy()
+	out.APIVersion, out.Kind = auditv1.SchemeGroupVersion.String(), "Policy"
+	return yaml.Marshal(out)
 }

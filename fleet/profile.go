@@ -314,6 +314,11 @@ func (p ComponentProfile) patches() []internalversion.ComponentPatches {
 	if len(p.RuntimeConfig) > 0 {
 		patches[0].ExtraArgs = append(patches[0].ExtraArgs, internalversion.ExtraArgs{Key: "runtime-config", Value: p.runtimeConfigFlag()})
 	}
+	if p.APIServer.AuditPolicy != nil {
+		// One file, never rotated: a run reads its whole window from it
+		// (kube-apiserver rotates at 100 MB by default).
+		patches[0].ExtraArgs = append(patches[0].ExtraArgs, internalversion.ExtraArgs{Key: "audit-log-maxsize", Value: "0"})
+	}
 	if p.Etcd.UnsafeNoFsync {
 		patches = append(patches, internalversion.ComponentPatches{Name: "etcd",
 			ExtraArgs: []internalversion.ExtraArgs{{Key: "unsafe-no-fsync", Value: "true"}}})

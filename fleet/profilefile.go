@@ -16,6 +16,7 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	auditpolicy "k8s.io/apiserver/pkg/audit/policy"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -380,8 +381,8 @@ func OneLine(err error) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// checkAuditPolicy checks what kube-apiserver would refuse at its start in
-// an audit policy, so that `up` refuses it before creating anything.
+// checkAuditPolicy checks an audit policy as kube-apiserver does at its
+// start (its own reader), so that `up` refuses it before creating anything.
 func checkAuditPolicy(p *auditv1.Policy) error {
 	if p == nil {
 		return nil
@@ -395,26 +396,10 @@ func checkAuditPolicy(p *auditv1.Policy) error {
 	if len(p.Rules) == 0 {
 		return errors.New("no rules: a policy logs what its first matching rule says (e.g. level: Metadata for verbs: [delete])")
 	}
-	levels := []auditv1.Level{auditv1.LevelNone, auditv1.LevelMetadata, auditv1.LevelRequest, auditv1.LevelRequestResponse}
-	stages := []auditv1.Stage{auditv1.StageRequestReceived, auditv1.StageResponseStarted, auditv1.StageResponseComplete, auditv1.StagePanic}
-	checkStages := func(field string, got []auditv1.Stage) error {
-		for _, s := range got {
-			if !slices.Contains(stages, s) {
-				return fmt.Errorf("%s: stage %q: allowed are %v", field, s, stages)
-			}
-		}
-		return nil
-	}
-	if err := checkStages("omitStages", p.OmitStages); err != nil {
+	data, err := auditPolicyYAML(p)
+	if err != nil {
 		return err
 	}
-	for i, r := range p.Rules {
-		if !slices.Contains(levels, r.Level) {
-			return fmt.Errorf("rules[%d].level %q: allowed are %v", i, r.Level, levels)
-		}
-		if err := checkStages(fmt.Sprintf("rules[%d].omitStages", i), r.OmitStages); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = auditpolicy.LoadPolicyFromBytes(data)
+	return err
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	"sigs.k8s.io/kwok/pkg/apis/v1alpha1"
 	kwokfake "sigs.k8s.io/kwok/pkg/client/clientset/versioned/fake"
 	"sigs.k8s.io/kwok/pkg/config"
@@ -76,9 +78,10 @@ func TestLoadComponentProfile(t *testing.T) {
 		{"CPU limit below the kernel's", profileDoc + "cpuLimits: {etcd: 0.001}\n---\n" + schedulerDoc, "cpuLimits.etcd is 0.001: allowed are 0.01"},
 		{"CPU limit not a number", profileDoc + "cpuLimits: {etcd: half}\n---\n" + schedulerDoc, "cpuLimits of type float64"},
 		{"audit policy without rules", auditDoc("{}"), "apiServer.auditPolicy: no rules"},
-		{"audit policy's level", auditDoc("{rules: [{level: Everything}]}"), `apiServer.auditPolicy: rules[0].level "Everything": allowed are [None Metadata Request RequestResponse]`},
-		{"audit policy's stage", auditDoc("{omitStages: [Started], rules: [{level: None}]}"), `apiServer.auditPolicy: omitStages: stage "Started": allowed are`},
+		{"audit policy's level", auditDoc("{rules: [{level: Everything}]}"), `apiServer.auditPolicy: rules[0].level: Unsupported value: "Everything": supported values: "None", "Metadata"`},
+		{"audit policy's stage", auditDoc("{omitStages: [Started], rules: [{level: None}]}"), `apiServer.auditPolicy: omitStages[0]: Invalid value: "Started": allowed stages are RequestReceived`},
 		{"audit policy's kind", auditDoc("{kind: Rules, rules: [{level: None}]}"), `apiServer.auditPolicy: kind "Rules": allowed is Policy`},
+		{"audit policy's non-resource URL", auditDoc("{rules: [{level: None, nonResourceURLs: [metrics]}]}"), `apiServer.auditPolicy: rules[0].nonResourceURLs[0]: Invalid value: "metrics": non-resource URL rules must begin with a '/' character`},
 		{"audit policy's field", auditDoc("{rules: [{level: None, verb: [get]}]}"), `unknown field "apiServer.auditPolicy.rules[0].verb"`},
 	}
 	for _, tt := range tests {
@@ -344,6 +347,9 @@ func TestProfileAuditPolicy(t *testing.T) {
 	}
 	if !strings.Contains(p.Description, "apiserver audit log (2 rules)") {
 		t.Errorf("description %q", p.Description)
+	}
+	if a := p.patches()[0]; a.Name != "kube-apiserver" || !slices.Contains(a.ExtraArgs, internalversion.ExtraArgs{Key: "audit-log-maxsize", Value: "0"}) {
+		t.Errorf("the apiserver's log may rotate: %+v", a)
 	}
 	path, err := writeAuditPolicy("a", p)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,27 +17,34 @@ import (
 
 // TeardownStages split the teardowns of whole-job restarts
 // (TrainResult.Teardown) where the apiserver saw them, from its audit
-// log: how long each took from the watch seeing a job's first worker lost
+// log. A teardown runs from the watch seeing a job's first worker lost
 // (its break's start) to the watch seeing the last of its earlier workers
-// stop is, for every split teardown, the sum of
+// stop; for every split one it is the sum of
 //
 //   - Notice: to the restarter's DELETE of the Job received by the
 //     apiserver (its one-second poll and the request's way in);
-//   - ToPodDeletes: to the first DELETE of one of those workers received
+//   - ToPodDeletes: to the first DELETE of one of the workers received
 //     (the Job's foreground deletion and the reaction of whichever
 //     controller deletes its pods, named in DeletedBy);
-//   - PodDeletes: to the last of those DELETEs received;
+//   - PodDeletes: to the DELETE of the worker the watch saw stop last
+//     received;
 //   - LastDelete: to that DELETE answered (the apiserver's time on it);
-//   - Seen: to the watch seeing the last worker stop (below 0 when the
+//   - Seen: to the watch seeing that worker stop (below 0 when the
 //     watch's event came before the DELETE's answer).
 //
 // Means add up as the stages do: Total.Mean is the sum of theirs.
 type TeardownStages struct {
 	// Split is how many teardowns were split, Unsplit how many were not:
-	// the log lacks their Job's DELETE or a worker's (a policy that does
-	// not select them; a worker that stopped otherwise, its node gone).
+	// the log lacks the restarter's DELETE of their Job between the
+	// break's start and its end, or the last worker to stop was not
+	// stopped by a DELETE (one received after the Job's, before the watch
+	// saw it stop).
 	Split   int `json:"split"`
 	Unsplit int `json:"unsplit"`
+	// StoppedOtherwise are workers of split teardowns that stopped before
+	// any DELETE of them was received after their Job's (a fault failed
+	// them too, their node went down): left out of the stages.
+	StoppedOtherwise int `json:"stoppedOtherwise"`
 	// Total is the split teardowns themselves.
 	Total        Stage `json:"total"`
 	Notice       Stage `json:"notice"`
@@ -43,9 +52,8 @@ type TeardownStages struct {
 	PodDeletes   Stage `json:"podDeletes"`
 	LastDelete   Stage `json:"lastDelete"`
 	Seen         Stage `json:"seen"`
-	// DeletedBy counts the workers' first DELETEs by who sent them: the
-	// controller-manager's controller (e.g. generic-garbage-collector,
-	// job-controller), or else the client program.
+	// DeletedBy counts the DELETEs that stopped the workers of split
+	// teardowns by who sent them (see clientName).
 	DeletedBy map[string]int `json:"deletedBy,omitempty"`
 }
 
@@ -85,81 +93,67 @@ type auditDelete struct {
 	by                 string
 }
 
-// auditRequest is one request the log holds: when it was received, and
-// who asked what ("job-controller create pods").
-type auditRequest struct {
-	received time.Time
-	what     string
-}
-
 // auditLog is what a run reads of an audit log: the successful DELETEs
-// by object, and every request, in the log's order.
+// by object, in the log's order, and the requests of each phase counted
+// by who asked what ("job-controller create pods").
 type auditLog struct {
-	deletes  map[auditKey][]auditDelete
-	requests []auditRequest
+	deletes map[auditKey][]auditDelete
+	counts  map[string]map[string]int
 }
 
-// readAuditLog reads the requests in the audit log at path received from
-// since on, each once (at the stage that ends it).
-func readAuditLog(path string, since time.Time) (auditLog, error) {
+// readAuditLog reads the requests in the audit log at path received in
+// phases, each once (at the stage that ends it). A last line without its
+// newline is one the apiserver is still writing, and is left out.
+func readAuditLog(path string, phases []record.Phase) (auditLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return auditLog{}, err
 	}
 	defer f.Close()
-	out := auditLog{deletes: map[auditKey][]auditDelete{}}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	for line := 1; sc.Scan(); line++ {
+	out := auditLog{deletes: map[auditKey][]auditDelete{}, counts: map[string]map[string]int{}}
+	for _, ph := range phases {
+		out.counts[ph.Name] = map[string]int{}
+	}
+	r := bufio.NewReaderSize(f, 1<<20)
+	for line := 1; ; line++ {
+		text, err := r.ReadBytes('\n')
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return auditLog{}, fmt.Errorf("%s: %w", path, err)
+		}
 		var ev auditv1.Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+		if err := json.Unmarshal(text, &ev); err != nil {
 			return auditLog{}, fmt.Errorf("%s: line %d: %w", path, line, err)
 		}
-		if (ev.Stage != auditv1.StageResponseComplete && ev.Stage != auditv1.StagePanic) || ev.RequestReceivedTimestamp.Time.Before(since) {
+		received := ev.RequestReceivedTimestamp.Time
+		phase := slices.IndexFunc(phases, func(ph record.Phase) bool { return !received.Before(ph.Start) && received.Before(ph.End) })
+		if (ev.Stage != auditv1.StageResponseComplete && ev.Stage != auditv1.StagePanic) || phase < 0 {
 			continue
 		}
-		resource := ev.RequestURI
-		if r := ev.ObjectRef; r != nil {
-			resource = r.Resource
-			if r.Subresource != "" {
-				resource += "/" + r.Subresource
+		resource, _, _ := strings.Cut(ev.RequestURI, "?")
+		if o := ev.ObjectRef; o != nil {
+			resource = o.Resource
+			if o.Subresource != "" {
+				resource += "/" + o.Subresource
 			}
 		}
 		by := clientName(ev.UserAgent)
-		out.requests = append(out.requests, auditRequest{received: ev.RequestReceivedTimestamp.Time, what: by + " " + ev.Verb + " " + resource})
+		out.counts[phases[phase].Name][by+" "+ev.Verb+" "+resource]++
 		ok := ev.Stage == auditv1.StageResponseComplete && (ev.ResponseStatus == nil || ev.ResponseStatus.Code < 300)
 		if ev.Verb != "delete" || ev.ObjectRef == nil || ev.ObjectRef.Subresource != "" || !ok {
 			continue
 		}
 		k := auditKey{ev.ObjectRef.Resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name}
-		out.deletes[k] = append(out.deletes[k], auditDelete{received: ev.RequestReceivedTimestamp.Time, answered: ev.StageTimestamp.Time, by: by})
+		out.deletes[k] = append(out.deletes[k], auditDelete{received: received, answered: ev.StageTimestamp.Time, by: by})
 	}
-	if err := sc.Err(); err != nil {
-		return auditLog{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
 }
 
-// countByPhase counts the requests received in each phase, by who asked
-// what.
-func (l auditLog) countByPhase(phases []record.Phase) map[string]map[string]int {
-	out := map[string]map[string]int{}
-	for _, ph := range phases {
-		counts := map[string]int{}
-		for _, r := range l.requests {
-			if !r.received.Before(ph.Start) && r.received.Before(ph.End) {
-				counts[r.what]++
-			}
-		}
-		out[ph.Name] = counts
-	}
-	return out
-}
-
-// clientName is who a user agent names: the controller-manager's
-// controller, which its clients append
-// ("kube-controller-manager/v1.36.3 (linux/amd64) kubernetes/abc/job-controller"),
-// or else the program.
+// clientName is who a user agent names: the name a client appends to its
+// program's ("kube-controller-manager/v1.36.3 (linux/amd64)
+// kubernetes/abc/job-controller": the controller-manager's controllers
+// do, kube-scheduler's client is "scheduler"), or else the program.
 func clientName(agent string) string {
 	fields := strings.Fields(agent)
 	if len(fields) == 0 {
@@ -172,11 +166,11 @@ func clientName(agent string) string {
 	return program
 }
 
-// firstDelete is the first of deletes received from since on.
-func firstDelete(deletes []auditDelete, since time.Time) (auditDelete, bool) {
+// firstDelete is the first of deletes received within [from, to].
+func firstDelete(deletes []auditDelete, from, to time.Time) (auditDelete, bool) {
 	var first auditDelete
 	for _, d := range deletes {
-		if !d.received.Before(since) && (first.received.IsZero() || d.received.Before(first.received)) {
+		if !d.received.Before(from) && !d.received.After(to) && (first.received.IsZero() || d.received.Before(first.received)) {
 			first = d
 		}
 	}
@@ -184,37 +178,43 @@ func firstDelete(deletes []auditDelete, since time.Time) (auditDelete, bool) {
 }
 
 // splitTeardowns splits each span by the DELETEs of its Job and its
-// workers in namespace (see TeardownStages).
+// workers in namespace (see TeardownStages). A worker was stopped by the
+// first DELETE of it received after the Job's and before the watch saw it
+// stop: the garbage collector deletes a Job's pods that had stopped
+// already too, and kwok deletes each pod again once it is marked.
 func splitTeardowns(spans []teardownSpan, namespace string, deletes map[auditKey][]auditDelete) *TeardownStages {
 	st := &TeardownStages{DeletedBy: map[string]int{}}
 	var total, notice, toPods, podDeletes, lastDelete, seen []time.Duration
 	for _, s := range spans {
-		job, ok := firstDelete(deletes[auditKey{"jobs", namespace, s.job}], s.from)
-		if !ok || len(s.stopped) == 0 {
-			st.Unsplit++
-			continue
-		}
-		var first, last auditDelete
-		by := map[string]int{}
-		for _, p := range s.stopped {
-			d, found := firstDelete(deletes[auditKey{"pods", namespace, p.Name}], s.from)
-			if !found {
-				ok = false
-				break
-			}
-			by[d.by]++
-			if first.received.IsZero() || d.received.Before(first.received) {
-				first = d
-			}
-			if d.received.After(last.received) {
-				last = d
-			}
-		}
+		job, ok := firstDelete(deletes[auditKey{"jobs", namespace, s.job}], s.from, s.lastStop)
 		if !ok {
 			st.Unsplit++
 			continue
 		}
+		var first, last auditDelete
+		otherwise := 0
+		by := map[string]int{}
+		for _, p := range s.stopped {
+			d, found := firstDelete(deletes[auditKey{"pods", namespace, p.Name}], job.received, p.Ended)
+			switch {
+			case !found:
+				otherwise++
+			default:
+				by[d.by]++
+				if first.received.IsZero() || d.received.Before(first.received) {
+					first = d
+				}
+				if p.Ended.Equal(s.lastStop) && (last.received.IsZero() || d.received.After(last.received)) {
+					last = d
+				}
+			}
+		}
+		if last.received.IsZero() { // the last to stop was not stopped by a DELETE
+			st.Unsplit++
+			continue
+		}
 		st.Split++
+		st.StoppedOtherwise += otherwise
 		for k, n := range by {
 			st.DeletedBy[k] += n
 		}
@@ -230,17 +230,14 @@ func splitTeardowns(spans []teardownSpan, namespace string, deletes map[auditKey
 	return st
 }
 
-// recordAudit reads the audit log at path from the run's start: the
+// recordAudit reads the audit log at path over the run's phases: the
 // requests of each phase by who asked what, and the teardowns split.
 func recordAudit(res *TrainResult, path, namespace string, spans []teardownSpan, phases []record.Phase) error {
-	if len(phases) == 0 {
-		return nil
-	}
-	l, err := readAuditLog(path, phases[0].Start)
+	l, err := readAuditLog(path, phases)
 	if err != nil {
 		return err
 	}
-	res.AuditedRequests = l.countByPhase(phases)
+	res.AuditedRequests = l.counts
 	if len(spans) > 0 {
 		res.TeardownStages = splitTeardowns(spans, namespace, l.deletes)
 	}

@@ -19,9 +19,9 @@ func TestClientName(t *testing.T) {
 		"kube-controller-manager/v1.36.3 (linux/amd64) kubernetes/6ab7d43/generic-garbage-collector": "generic-garbage-collector",
 		"kube-controller-manager/v0.0.0 (linux/amd64) kubernetes/$Format/job-controller":             "job-controller",
 		"kube-apiserver/v0.0.0 (linux/amd64) kubernetes/$Format":                                     "kube-apiserver",
-		"kwok-controller/v0.8.0 (linux/amd64)":                                                       "kwok-controller",
-		"ghostfleet-load":                                                                            "ghostfleet-load",
-		"":                                                                                           "unknown",
+		"kwok/v0.8.0 (linux/amd64)": "kwok",
+		"ghostfleet-load":           "ghostfleet-load",
+		"":                          "unknown",
 	} {
 		if got := clientName(agent); got != want {
 			t.Errorf("clientName(%q) = %q, want %q", agent, got, want)
@@ -41,10 +41,12 @@ const (
 )
 
 // A teardown splits into stages that add up to it, from the DELETEs that
-// succeeded; one whose worker has no DELETE is left unsplit.
+// stopped its workers; one whose Job's DELETE is not within it, or whose
+// last worker did not stop by a DELETE, is left unsplit.
 func TestAuditTeardowns(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	kwok := "kwok/v0.8.0 (linux/amd64)"
 	lines := []string{
 		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 200, at(-5000), at(-4990)), // before the run
 		auditLine("ResponseComplete", "create", "pods", "a-0", jobAgent, 201, at(100), at(110)),
@@ -52,18 +54,27 @@ func TestAuditTeardowns(t *testing.T) {
 		auditLine("ResponseComplete", "delete", "jobs", "a", "ghostfleet-load", 200, at(1500), at(1520)),
 		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 409, at(1600), at(1610)), // a conflict deletes nothing
 		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 200, at(1700), at(1720)),
+		auditLine("ResponseComplete", "delete", "pods", "a-3", gcAgent, 200, at(1800), at(1810)), // a-3 had stopped at 1200
 		auditLine("ResponseComplete", "delete", "pods", "a-2", jobAgent, 200, at(2100), at(2180)),
-		auditLine("ResponseComplete", "delete", "pods", "a-2", "kwok-controller/v0.8.0 (linux/amd64)", 200, at(2300), at(2310)), // kwok's own, later
+		auditLine("ResponseComplete", "delete", "pods", "a-4", gcAgent, 200, at(2110), at(2115)), // received last, not the last seen
+		auditLine("ResponseComplete", "delete", "pods", "a-2", kwok, 200, at(2300), at(2310)),    // kwok's own, once marked
 		auditLine("ResponseComplete", "delete", "jobs", "b", "ghostfleet-load", 200, at(1500), at(1520)),
+		auditLine("ResponseComplete", "delete", "pods", "b-1", kwok, 200, at(2500), at(2510)), // after b-1 stopped
 		auditLine("ResponseComplete", "get", "jobs", "b", gcAgent, 200, at(2500), at(2501)),
+		auditLine("ResponseComplete", "delete", "pods", "c-1", gcAgent, 200, at(1600), at(1610)),
+		auditLine("ResponseComplete", "delete", "jobs", "c", "ghostfleet-load", 200, at(4000), at(4010)), // the next restart's
+		auditLine("ResponseComplete", "get", "jobs", "c", gcAgent, 200, at(4000), at(4001)),              // after the hold
 	}
 	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	// The last line is one the apiserver is still writing.
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n{\"kind\":\"Ev"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	spans := []teardownSpan{
-		{job: "a", from: at(1000), lastStop: at(2150), stopped: []PodTimes{{Name: "a-1"}, {Name: "a-2"}}},
-		{job: "b", from: at(1000), lastStop: at(2000), stopped: []PodTimes{{Name: "b-1"}}}, // no DELETE of b-1
+		{job: "a", from: at(1000), lastStop: at(2150), stopped: []PodTimes{
+			{Name: "a-1", Ended: at(1750)}, {Name: "a-2", Ended: at(2150)}, {Name: "a-3", Ended: at(1200)}, {Name: "a-4", Ended: at(2120)}}},
+		{job: "b", from: at(1000), lastStop: at(2000), stopped: []PodTimes{{Name: "b-1", Ended: at(2000)}}},
+		{job: "c", from: at(1000), lastStop: at(2000), stopped: []PodTimes{{Name: "c-1", Ended: at(2000)}}},
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(1000)}, {Name: "hold", Start: at(1000), End: at(3000)}}
 	var res TrainResult
@@ -71,7 +82,7 @@ func TestAuditTeardowns(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := res.TeardownStages
-	if st == nil || st.Split != 1 || st.Unsplit != 1 {
+	if st == nil || st.Split != 1 || st.Unsplit != 2 || st.StoppedOtherwise != 1 {
 		t.Fatalf("stages %+v", st)
 	}
 	for _, c := range []struct {
@@ -89,13 +100,13 @@ func TestAuditTeardowns(t *testing.T) {
 	if sum := st.Notice.Mean + st.ToPodDeletes.Mean + st.PodDeletes.Mean + st.LastDelete.Mean + st.Seen.Mean; math.Abs(sum-st.Total.Mean) > 1e-9 {
 		t.Errorf("the stages add up to %g s, the teardowns to %g s", sum, st.Total.Mean)
 	}
-	if st.DeletedBy["generic-garbage-collector"] != 1 || st.DeletedBy["job-controller"] != 1 || len(st.DeletedBy) != 2 {
+	if st.DeletedBy["generic-garbage-collector"] != 2 || st.DeletedBy["job-controller"] != 1 || len(st.DeletedBy) != 2 {
 		t.Errorf("deleted by %v", st.DeletedBy)
 	}
 	want := map[string]map[string]int{
 		"train": {"job-controller create pods": 1},
-		"hold": {"ghostfleet-load delete jobs": 2, "generic-garbage-collector delete pods": 2, "job-controller delete pods": 1,
-			"kwok-controller delete pods": 1, "generic-garbage-collector get jobs": 1},
+		"hold": {"ghostfleet-load delete jobs": 2, "generic-garbage-collector delete pods": 5, "job-controller delete pods": 1,
+			"kwok delete pods": 2, "generic-garbage-collector get jobs": 1},
 	}
 	if fmt.Sprint(res.AuditedRequests) != fmt.Sprint(want) {
 		t.Errorf("requests by phase %v, want %v", res.AuditedRequests, want)
@@ -104,7 +115,7 @@ func TestAuditTeardowns(t *testing.T) {
 
 func TestAuditLogErrors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte("{\"kind\":\"Event\"}\nnot json\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("{\"kind\":\"Event\"}\nnot json\n{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	phases := []record.Phase{{Name: "hold", Start: time.Now(), End: time.Now()}}
