@@ -22,8 +22,9 @@
 // scale: 1000 for milliseconds per pod).
 // A run may name a part of its file after a # (bench.json#trials.2: one
 // round of a benchmark), which the rows' paths then start from.
-// Each row shows every run's value, the median and the spread; a run more
-// than 20 % from the median marks the row noisy.
+// Each row shows every run's value, the median (and, with mean: true, the
+// mean) and the spread; a run more than 20 % from the median marks the
+// row noisy.
 package findings
 
 import (
@@ -55,8 +56,11 @@ type Block struct {
 	Columns []string `json:"columns,omitempty"`
 	// Compare says the runs are different setups side by side, not
 	// repeats: no median or spread.
-	Compare bool  `json:"compare,omitempty"`
-	Rows    []Row `json:"rows"`
+	Compare bool `json:"compare,omitempty"`
+	// Mean adds the runs' mean after the median: the figure whose sums
+	// hold, where parts add up to a whole (a teardown's stages).
+	Mean bool  `json:"mean,omitempty"`
+	Rows []Row `json:"rows"`
 }
 
 // Row is one figure: its label and its path in each run's JSON. With
@@ -158,13 +162,23 @@ func (b Block) Table(root, docDir string) (string, error) {
 		fmt.Fprintf(&w, " [%s](%s) |", name, filepath.ToSlash(rel))
 	}
 	multi := len(b.Runs) > 1 && !b.Compare
+	if b.Mean && !multi {
+		return "", fmt.Errorf("a mean needs repeated runs (more than one, not compare)")
+	}
 	if multi {
-		w.WriteString(" median | spread |")
+		w.WriteString(" median |")
+		if b.Mean {
+			w.WriteString(" mean |")
+		}
+		w.WriteString(" spread |")
 	}
 	w.WriteString("\n|---|")
 	w.WriteString(strings.Repeat("---|", len(b.Runs)))
 	if multi {
 		w.WriteString("---|---|")
+		if b.Mean {
+			w.WriteString("---|")
+		}
 	}
 	w.WriteString("\n")
 	for _, row := range b.Rows {
@@ -186,7 +200,15 @@ func (b Block) Table(root, docDir string) (string, error) {
 			} else {
 				note += fmt.Sprintf(" (within ±%.0f %%)", 100*spread)
 			}
-			fmt.Fprintf(&w, " %s | %s |", Format(med), note)
+			fmt.Fprintf(&w, " %s |", Format(med))
+			if b.Mean {
+				sum := 0.0
+				for _, v := range vals {
+					sum += v
+				}
+				fmt.Fprintf(&w, " %s |", Format(sum/float64(len(vals))))
+			}
+			fmt.Fprintf(&w, " %s |", note)
 		}
 		w.WriteString("\n")
 	}

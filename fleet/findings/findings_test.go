@@ -125,3 +125,24 @@ func TestCompareBlocksNameTheirColumns(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// A block may add the runs' mean, where parts must add up; only over
+// repeated runs.
+func TestMeanColumn(t *testing.T) {
+	root := t.TempDir()
+	for _, v := range []string{"1", "2", "6"} {
+		dir := filepath.Join(root, "results", "r"+v)
+		_ = os.MkdirAll(dir, 0o755)
+		_ = os.WriteFile(filepath.Join(dir, "run.json"), []byte(`{"x":`+v+`}`), 0o644)
+	}
+	b := Block{Runs: []string{"results/r1/run.json", "results/r2/run.json", "results/r6/run.json"}, Mean: true, Rows: []Row{{Label: "x", Path: "x"}}}
+	got, err := b.Table(root, "docs")
+	want := "| figure | [run 1](../results/r1) | [run 2](../results/r2) | [run 3](../results/r6) | median | mean | spread |\n|---|---|---|---|---|---|---|\n| x | 1 | 2 | 6 | 2 | 3 | 1–6 **noisy** (a run 200 % from the median) |\n"
+	if err != nil || got != want {
+		t.Fatalf("got %q %v, want %q", got, err, want)
+	}
+	b.Compare = true
+	if _, err := b.Table(root, "docs"); err == nil || !strings.Contains(err.Error(), "a mean needs repeated runs") {
+		t.Errorf("a mean of compared setups: %v", err)
+	}
+}

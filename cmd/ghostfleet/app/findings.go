@@ -20,7 +20,8 @@ func newFindingsCommand(g *globals) *cobra.Command {
 		Long: `Every figure table in FILE (default docs/findings.md) is a block that
 names its run folders under results/ and, per row, where in each run's JSON
 the figure is; this command makes each table again from those files: every
-run's value (linked to its folder), the median, and the spread, marked
+run's value (linked to its folder), the median (and the mean, for a block
+with "mean: true", where parts add up to a whole), and the spread, marked
 noisy when a run lands more than 20 % from the median. Text outside the
 blocks is left as it is.
 
