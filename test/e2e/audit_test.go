@@ -1,0 +1,88 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+)
+
+const auditCluster = "gf-audit-e2e"
+
+// TestAuditLog runs a fleet whose profile gives the apiserver an audit
+// policy (the twelfth part's, scenarios/profiles/lever-cm-qps-audit-gang.yaml):
+// a whole-job restart's teardown is split where the apiserver saw it,
+// into stages that add up to it, with the sibling deleted by the garbage
+// collector, and the run's requests are counted by controller. A policy
+// the apiserver would refuse is refused before anything is created.
+func TestAuditLog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	t.Cleanup(func() { ghostfleet(t, context.Background(), "clean", "--name", auditCluster) })
+
+	t.Run("a bad policy is refused before anything is created", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "profiles", "lever-cm-qps-audit-gang.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := strings.Replace(strings.Replace(string(data), "    - level: Metadata\n", "    - level: Everything\n", 1), "name: lever-cm-qps-audit-gang", "name: bad-audit", 1)
+		path := filepath.Join(t.TempDir(), "bad.yaml")
+		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := ghostfleet(t, ctx, "up", "--name", auditCluster, "--nodes", "5", "--prometheus-port", "0", "--profile-file", path)
+		if r.code == 0 || !strings.Contains(r.errOut, `apiServer.auditPolicy: rules[3].level: Unsupported value: "Everything"`) {
+			t.Errorf("up with a bad policy: exit %d, %q", r.code, r.errOut)
+		}
+		if ghostfleet(t, ctx, "status", "--name", auditCluster).code == 0 {
+			t.Error("a fleet was created from a refused profile")
+		}
+	})
+
+	profile := filepath.Join("..", "..", "scenarios", "profiles", "lever-cm-qps-audit-gang.yaml")
+	if r := ghostfleet(t, ctx, "up", "--name", auditCluster, "--nodes", "20", "--prometheus-port", "0", "--profile-file", profile); r.code != 0 {
+		t.Fatalf("up: %s", r.errOut)
+	}
+	if fleet.AuditLogPath(auditCluster) == "" {
+		t.Fatal("the fleet keeps no audit log")
+	}
+	cs, err := fleet.Own(auditCluster).Clientset(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "gf-audit-e2e"
+	trained := trainInBackground(t, ctx, "--jobs", "2", "--pods-per-job", "2", "--namespace", ns, "--hold", "40s", "--restart", "job",
+		"--name", auditCluster, "--results-dir", t.TempDir())
+	lost := runningWorkers(t, ctx, cs, ns, 4)[0]
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, lost.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	train := trained()
+	st := train.TeardownStages
+	if train.JobRestarts != 1 || train.Teardown.Count != 1 || st == nil {
+		t.Fatalf("restarts %d, teardowns %+v, stages %+v; want one of each", train.JobRestarts, train.Teardown, st)
+	}
+	// The sibling ran on until the garbage collector deleted it for the
+	// restart's foreground delete of the Job.
+	if st.Split != 1 || st.Unsplit != 0 || st.DeletedBy["generic-garbage-collector"] != 1 || st.Notice.Mean <= 0 || st.ToPodDeletes.Mean < 0 || st.LastDelete.Mean <= 0 {
+		t.Errorf("stages %+v; want the one teardown split, its sibling deleted by the garbage collector after the Job's DELETE", st)
+	}
+	sum := st.Notice.Mean + st.ToPodDeletes.Mean + st.PodDeletes.Mean + st.LastDelete.Mean + st.Seen.Mean
+	if math.Abs(sum-st.Total.Mean) > 1e-6 || math.Abs(st.Total.Mean-train.Teardown.P50) > 1e-6 {
+		t.Errorf("stages add up to %.6fs, the split teardown is %.6fs, the teardown %.6fs: want all three equal", sum, st.Total.Mean, train.Teardown.P50)
+	}
+	a := train.AuditedRequests
+	if a["train"]["job-controller create pods"] < 4 || a["hold"]["generic-garbage-collector delete pods"] < 1 || a["hold"]["ghostfleet-load delete jobs"] != 1 {
+		t.Errorf("audited requests %v; want the Job controller's 4 creations during train, the garbage collector's DELETE and the restarter's during the hold", a)
+	}
+}
