@@ -268,7 +268,9 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 		// The scheduler's settings go in its configuration file: its flags
 		// for them are deprecated, and ignored next to a file.
 		o.KubeSchedulerConfig = schedulerConfig
-		o.KubeAuditPolicy = auditPolicy
+		if auditPolicy != "" { // else a kwok.yaml's stands
+			o.KubeAuditPolicy = auditPolicy
+		}
 		conf.ComponentsPatches = append(conf.ComponentsPatches, opts.Profile.patches()...)
 		conf.ComponentsPatches = append(conf.ComponentsPatches, profilingPatches...)
 		conf.ComponentsPatches = append(conf.ComponentsPatches, singleInstancePatches...)

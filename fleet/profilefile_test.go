@@ -370,6 +370,16 @@ func TestProfileAuditPolicy(t *testing.T) {
 	if path, err := writeAuditPolicy("b", ProfileTuned); path != "" || err != nil {
 		t.Errorf("a profile without a policy wrote %q, %v", path, err)
 	}
+	// A kwok.yaml's own policy beside the profile's is refused; alone it
+	// stands.
+	conf := &internalversion.KwokctlConfiguration{}
+	conf.Options.KubeAuditPolicy = "/etc/mine.yaml"
+	if err := checkKwokctlConfig(conf, p, "kwok.yaml"); err == nil || !strings.Contains(err.Error(), "kwok.yaml sets options.kubeAuditPolicy (/etc/mine.yaml), and profile mine has its own apiServer.auditPolicy") {
+		t.Errorf("both policies: %v", err)
+	}
+	if err := checkKwokctlConfig(conf, ProfileTuned, "kwok.yaml"); err != nil {
+		t.Errorf("a kwok.yaml's policy alone: %v", err)
+	}
 	if got := AuditLogPath("a"); got != "" {
 		t.Errorf("a fleet whose apiserver has not logged has an audit log %q", got)
 	}

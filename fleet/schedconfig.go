@@ -180,6 +180,10 @@ func checkKwokctlConfig(conf *internalversion.KwokctlConfiguration, p ComponentP
 		return fmt.Errorf("%s sets options.kubeSchedulerConfig (%s), which would replace the kube-scheduler configuration of profile %s: remove that field; GhostFleet gives the scheduler its profile's configuration (%s)",
 			source, path, p.Name, p.Source)
 	}
+	if path := conf.Options.KubeAuditPolicy; path != "" && p.APIServer.AuditPolicy != nil {
+		return fmt.Errorf("%s sets options.kubeAuditPolicy (%s), and profile %s has its own apiServer.auditPolicy, which would replace it: remove one of them",
+			source, path, p.Name)
+	}
 	if conf.Options.DisableQPSLimits {
 		return fmt.Errorf("%s sets options.disableQPSLimits, which switches API Priority and Fairness off and asks for client limits that profile %s replaces: remove that field; --profile tuned raises the limits with APF on",
 			source, p.Name)

@@ -123,7 +123,7 @@ func cmpErr(first, err error) error {
 }
 
 // Table renders the block: a column per run (linked to its folder), then
-// the median and the spread.
+// the median, the mean when asked for, and the spread.
 func (b Block) Table(root, docDir string) (string, error) {
 	if len(b.Runs) == 0 || len(b.Rows) == 0 {
 		return "", fmt.Errorf("a block needs runs and rows")
@@ -163,7 +163,7 @@ func (b Block) Table(root, docDir string) (string, error) {
 	}
 	multi := len(b.Runs) > 1 && !b.Compare
 	if b.Mean && !multi {
-		return "", fmt.Errorf("a mean needs repeated runs (more than one, not compare)")
+		return "", fmt.Errorf("mean: true with %d runs, compare: %t: a mean needs repeated runs (more than one, not compare)", len(b.Runs), b.Compare)
 	}
 	if multi {
 		w.WriteString(" median |")

@@ -32,11 +32,13 @@ import (
 //   - Seen: to the watch seeing that worker stop (below 0 when the
 //     watch's event came before the DELETE's answer).
 //
-// Means add up as the stages do: Total.Mean is the sum of theirs.
+// Means add up as the stages do: Total.Mean is the sum of theirs. The
+// stages are absent when no teardown was split.
 type TeardownStages struct {
 	// Split is how many teardowns were split, Unsplit how many were not:
-	// the log lacks the restarter's DELETE of their Job between the
-	// break's start and its end, or the last worker to stop was not
+	// the log lacks the restarter's DELETE of their Job within the
+	// teardown (from its first worker lost to its last stopped), or the
+	// last worker to stop was not
 	// stopped by a DELETE (one received after the Job's, before the watch
 	// saw it stop).
 	Split   int `json:"split"`
@@ -46,12 +48,12 @@ type TeardownStages struct {
 	// them too, their node went down): left out of the stages.
 	StoppedOtherwise int `json:"stoppedOtherwise"`
 	// Total is the split teardowns themselves.
-	Total        Stage `json:"total"`
-	Notice       Stage `json:"notice"`
-	ToPodDeletes Stage `json:"toPodDeletes"`
-	PodDeletes   Stage `json:"podDeletes"`
-	LastDelete   Stage `json:"lastDelete"`
-	Seen         Stage `json:"seen"`
+	Total        *Stage `json:"total,omitempty"`
+	Notice       *Stage `json:"notice,omitempty"`
+	ToPodDeletes *Stage `json:"toPodDeletes,omitempty"`
+	PodDeletes   *Stage `json:"podDeletes,omitempty"`
+	LastDelete   *Stage `json:"lastDelete,omitempty"`
+	Seen         *Stage `json:"seen,omitempty"`
 	// DeletedBy counts the DELETEs that stopped the workers of split
 	// teardowns by who sent them (see clientName).
 	DeletedBy map[string]int `json:"deletedBy,omitempty"`
@@ -63,16 +65,16 @@ type Stage struct {
 	Mean float64 `json:"mean"`
 }
 
-func summariseStage(samples []time.Duration) Stage {
-	s := Stage{Percentiles: Summarise(samples)}
-	if len(samples) > 0 {
-		var sum time.Duration
-		for _, d := range samples {
-			sum += d
-		}
-		s.Mean = sum.Seconds() / float64(len(samples))
+// summariseStage is samples' stage; nil when there are none.
+func summariseStage(samples []time.Duration) *Stage {
+	if len(samples) == 0 {
+		return nil
 	}
-	return s
+	var sum time.Duration
+	for _, d := range samples {
+		sum += d
+	}
+	return &Stage{Percentiles: Summarise(samples), Mean: sum.Seconds() / float64(len(samples))}
 }
 
 // teardownSpan is one teardown to split: its job, when its first worker
@@ -94,28 +96,46 @@ type auditDelete struct {
 }
 
 // auditLog is what a run reads of an audit log: the successful DELETEs
-// by object, in the log's order, and the requests of each phase counted
-// by who asked what ("job-controller create pods").
+// by object, in the log's order, the requests of each phase counted by
+// who asked what ("job-controller create pods"), and how many lines were
+// not events.
 type auditLog struct {
 	deletes map[auditKey][]auditDelete
 	counts  map[string]map[string]int
+	skipped int
 }
 
-// readAuditLog reads the requests in the audit log at path received in
-// phases, each once (at the stage that ends it). A last line without its
-// newline is one the apiserver is still writing, and is left out.
-func readAuditLog(path string, phases []record.Phase) (auditLog, error) {
+// auditLogSize is how far the audit log at path reaches now: a run reads
+// it from there, as every request received later is written after it (an
+// event is written once its request is answered). 0 when it cannot tell.
+func auditLogSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// readAuditLog reads the requests in the audit log at path, from offset
+// on, received in phases, each once (at the stage that ends it). A line
+// that is not an event (a write cut short) is skipped and counted; a last
+// line without its newline is one the apiserver is still writing, and is
+// left out.
+func readAuditLog(path string, offset int64, phases []record.Phase) (auditLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return auditLog{}, err
 	}
 	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return auditLog{}, fmt.Errorf("%s: %w", path, err)
+	}
 	out := auditLog{deletes: map[auditKey][]auditDelete{}, counts: map[string]map[string]int{}}
 	for _, ph := range phases {
 		out.counts[ph.Name] = map[string]int{}
 	}
 	r := bufio.NewReaderSize(f, 1<<20)
-	for line := 1; ; line++ {
+	for {
 		text, err := r.ReadBytes('\n')
 		if err == io.EOF {
 			return out, nil
@@ -125,7 +145,8 @@ func readAuditLog(path string, phases []record.Phase) (auditLog, error) {
 		}
 		var ev auditv1.Event
 		if err := json.Unmarshal(text, &ev); err != nil {
-			return auditLog{}, fmt.Errorf("%s: line %d: %w", path, line, err)
+			out.skipped++
+			continue
 		}
 		received := ev.RequestReceivedTimestamp.Time
 		phase := slices.IndexFunc(phases, func(ph record.Phase) bool { return !received.Before(ph.Start) && received.Before(ph.End) })
@@ -196,17 +217,16 @@ func splitTeardowns(spans []teardownSpan, namespace string, deletes map[auditKey
 		by := map[string]int{}
 		for _, p := range s.stopped {
 			d, found := firstDelete(deletes[auditKey{"pods", namespace, p.Name}], job.received, p.Ended)
-			switch {
-			case !found:
+			if !found {
 				otherwise++
-			default:
-				by[d.by]++
-				if first.received.IsZero() || d.received.Before(first.received) {
-					first = d
-				}
-				if p.Ended.Equal(s.lastStop) && (last.received.IsZero() || d.received.After(last.received)) {
-					last = d
-				}
+				continue
+			}
+			by[d.by]++
+			if first.received.IsZero() || d.received.Before(first.received) {
+				first = d
+			}
+			if p.Ended.Equal(s.lastStop) && (last.received.IsZero() || d.received.After(last.received)) {
+				last = d
 			}
 		}
 		if last.received.IsZero() { // the last to stop was not stopped by a DELETE
@@ -230,16 +250,17 @@ func splitTeardowns(spans []teardownSpan, namespace string, deletes map[auditKey
 	return st
 }
 
-// recordAudit reads the audit log at path over the run's phases: the
-// requests of each phase by who asked what, and the teardowns split.
-func recordAudit(res *TrainResult, path, namespace string, spans []teardownSpan, phases []record.Phase) error {
-	l, err := readAuditLog(path, phases)
+// recordAudit reads the audit log at path, from offset, over the run's
+// phases: the requests of each phase by who asked what, and the
+// teardowns split. It returns how many lines were not events.
+func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans []teardownSpan, phases []record.Phase) (skipped int, err error) {
+	l, err := readAuditLog(path, offset, phases)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	res.AuditedRequests = l.counts
 	if len(spans) > 0 {
 		res.TeardownStages = splitTeardowns(spans, namespace, l.deletes)
 	}
-	return nil
+	return l.skipped, nil
 }

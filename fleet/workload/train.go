@@ -173,7 +173,7 @@ type TrainResult struct {
 	Assembly              Percentiles `json:"assembly"`
 	// TeardownStages split the teardowns where the apiserver saw them,
 	// when the fleet keeps an audit log of the DELETEs of pods and jobs
-	// (MeterSources.AuditLog); nil otherwise.
+	// (MeterSources.AuditLog); nil without a log or a teardown.
 	TeardownStages *TeardownStages `json:"teardownStages,omitempty"`
 	// AuditedRequests count, by phase, the requests the audit log holds
 	// by who asked what ("generic-garbage-collector delete pods"): the
@@ -232,6 +232,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	defer tracker.Stop()
 
 	meter := startControlPlaneMeters(ctx, opts.Meters, opts.Report)
+	auditFrom := auditLogSize(opts.Meters.AuditLog)
 	start := time.Now()
 	createDone := progress.Step(opts.Report, "create", fmt.Sprintf("creating %d jobs × %d pods × %d GPUs", opts.Jobs, opts.PodsPerJob, opts.GPUsPerPod), 0)
 	created := map[string]time.Time{}
@@ -297,8 +298,13 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	}
 	res, teardowns := trainAccounting(res, pods, created, end)
 	if path := opts.Meters.AuditLog; path != "" {
-		if err := recordAudit(&res, path, opts.Namespace, teardowns, rec.Phases); err != nil {
+		// Read as the run ends: a request answered after that is left out.
+		skipped, err := recordAudit(&res, path, auditFrom, opts.Namespace, teardowns, rec.Phases)
+		switch {
+		case err != nil:
 			opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the apiserver's audit log is not recorded: %v", err)})
+		case skipped > 0:
+			opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("%d lines of the apiserver's audit log %s are not events and were skipped", skipped, path)})
 		}
 	}
 	res.Requests = r.requests.Stats()

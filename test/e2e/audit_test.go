@@ -74,7 +74,7 @@ func TestAuditLog(t *testing.T) {
 	}
 	// The sibling ran on until the garbage collector deleted it for the
 	// restart's foreground delete of the Job.
-	if st.Split != 1 || st.Unsplit != 0 || st.DeletedBy["generic-garbage-collector"] != 1 || st.Notice.Mean <= 0 || st.ToPodDeletes.Mean < 0 || st.LastDelete.Mean <= 0 {
+	if st.Split != 1 || st.Unsplit != 0 || st.DeletedBy["generic-garbage-collector"] != 1 || st.Notice == nil || st.Notice.Mean <= 0 || st.PodDeletes.Mean < 0 || st.LastDelete.Mean <= 0 {
 		t.Errorf("stages %+v; want the one teardown split, its sibling deleted by the garbage collector after the Job's DELETE", st)
 	}
 	sum := st.Notice.Mean + st.ToPodDeletes.Mean + st.PodDeletes.Mean + st.LastDelete.Mean + st.Seen.Mean

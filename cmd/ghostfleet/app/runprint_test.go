@@ -43,3 +43,16 @@ func TestTopTallies(t *testing.T) {
 		t.Errorf("none: %q, want 0s", got)
 	}
 }
+
+// counted puts the largest counts first (ties by name) and says the total
+// of all, not only of those named.
+func TestCounted(t *testing.T) {
+	m := map[string]int{"kwok delete pods": 3, "generic-garbage-collector get jobs": 9, "job-controller create pods": 3, "scheduler create pods/binding": 1}
+	want := "16 in all (generic-garbage-collector get jobs 9, job-controller create pods 3, kwok delete pods 3)"
+	if got := counted(m, 3); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := counted(nil, 3); got != "none" {
+		t.Errorf("none: %q", got)
+	}
+}

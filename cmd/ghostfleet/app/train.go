@@ -159,8 +159,12 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		if td := r.Teardown; td.Count > 0 {
 			fmt.Fprintf(w, "  time to stop a broken job's other workers: p50 %.2fs  p99 %.2fs  max %.2fs (%d breaks)\n", td.P50, td.P99, td.Max, td.Count)
 		}
-		if st := r.TeardownStages; st != nil && st.Split > 0 {
-			fmt.Fprintf(w, "  … at the apiserver (audit log; means of %d split, %d not): %.2fs = the Job's DELETE after %.2fs, its workers' first DELETE %.2fs later, the last-seen worker's %.2fs later, answered in %.2fs, seen by the watch %.2fs later; the workers' DELETEs: %s\n",
+		switch st := r.TeardownStages; {
+		case st == nil:
+		case st.Split == 0:
+			fmt.Fprintf(w, "  … at the apiserver: none of %d split (the audit log lacks their Job's or workers' DELETEs)\n", st.Unsplit)
+		default:
+			fmt.Fprintf(w, "  … at the apiserver (audit log; means of %d split, %d not): %.2fs = the Job's DELETE after %.2fs, its workers' first DELETE %.2fs later, the last-seen worker's %.2fs later, answered in %.2fs, seen by the watch %+.2fs from that answer; the workers' DELETEs: %s\n",
 				st.Split, st.Unsplit, st.Total.Mean, st.Notice.Mean, st.ToPodDeletes.Mean, st.PodDeletes.Mean, st.LastDelete.Mean, st.Seen.Mean, counted(st.DeletedBy, 3))
 		}
 		if a := r.Assembly; a.Count > 0 {
