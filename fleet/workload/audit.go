@@ -38,9 +38,8 @@ type TeardownStages struct {
 	// Split is how many teardowns were split, Unsplit how many were not:
 	// the log lacks the restarter's DELETE of their Job within the
 	// teardown (from its first worker lost to its last stopped), or the
-	// last worker to stop was not
-	// stopped by a DELETE (one received after the Job's, before the watch
-	// saw it stop).
+	// last worker to stop was not stopped by a DELETE (one received after
+	// the Job's, before the watch saw it stop).
 	Split   int `json:"split"`
 	Unsplit int `json:"unsplit"`
 	// StoppedOtherwise are workers of split teardowns that stopped before
