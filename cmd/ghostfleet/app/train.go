@@ -70,7 +70,13 @@ control plane, read from each source as each phase ends:
     requests, by priority level;
   - kube-scheduler's: its attempts by result
     (scheduler_scheduling_attempt_duration_seconds);
-  - /proc, on GhostFleet's own fleet: each process's CPU seconds.
+  - /proc, on GhostFleet's own fleet: each process's CPU seconds;
+  - the apiserver's audit log, on a fleet whose profile sets
+    apiServer.auditPolicy: the requests it holds by client (the
+    controller-manager's controller), verb and resource, and each
+    whole-job restart's teardown split where the apiserver saw it (the
+    Job's DELETE, its workers' DELETEs received and answered, the watch
+    seeing them stop).
 What did not move in a phase is left out. A source that cannot be read,
 or restarts, is named in a warning and left out from there on.
 
