@@ -193,7 +193,8 @@ experiment-f-restart-writes:
 	RESTART=job RESTART_DELAY=10s DOWN=0 PROFILES="scenarios/profiles/lever-cm-qps-gang.yaml" hack/experiment-f-breaks.sh
 	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-qps-nofsync-gang.yaml" hack/experiment-f-breaks.sh
 
-# F, twelfth part: the burst alone, then QPS 500, each with the apiserver's
-# audit log, which splits every teardown where the apiserver saw it.
+# F, twelfth and thirteenth parts: the burst alone, then QPS 500, each with
+# the apiserver's audit log, which splits every teardown where the
+# apiserver saw it.
 experiment-f-restart-audit:
 	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-burst-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gang.yaml" hack/experiment-f-breaks.sh

@@ -25,7 +25,13 @@ import (
 //     apiserver (its one-second poll and the request's way in);
 //   - ToPodDeletes: to the first DELETE of one of the workers received
 //     (the Job's foreground deletion and the reaction of whichever
-//     controller deletes its pods, named in DeletedBy);
+//     controller deletes its pods, named in DeletedBy), itself the sum of
+//   - JobAnswered: to the Job's DELETE answered,
+//   - ToDeleter: to the first request about the Job or one of its pods
+//     received from the client that sent that first worker's DELETE,
+//     the deleter (below 0 when it came before the Job's DELETE was
+//     answered), and
+//   - DeleterWork: to that first worker's DELETE received;
 //   - PodDeletes: to the DELETE of the worker the watch saw stop last
 //     received;
 //   - LastDelete: to that DELETE answered (the apiserver's time on it);
@@ -53,9 +59,14 @@ type TeardownStages struct {
 	PodDeletes   *Stage `json:"podDeletes,omitempty"`
 	LastDelete   *Stage `json:"lastDelete,omitempty"`
 	Seen         *Stage `json:"seen,omitempty"`
+	JobAnswered  *Stage `json:"jobAnswered,omitempty"`
+	ToDeleter    *Stage `json:"toDeleter,omitempty"`
+	DeleterWork  *Stage `json:"deleterWork,omitempty"`
 	// DeletedBy counts the DELETEs that stopped the workers of split
-	// teardowns by who sent them (see clientName).
-	DeletedBy map[string]int `json:"deletedBy,omitempty"`
+	// teardowns by who sent them (see clientName); DeleterFirst counts
+	// the deleter's first requests (ToDeleter's end) by verb and resource.
+	DeletedBy    map[string]int `json:"deletedBy,omitempty"`
+	DeleterFirst map[string]int `json:"deleterFirst,omitempty"`
 }
 
 // Stage is how long a stage took, in seconds: its percentiles and mean.
@@ -77,31 +88,33 @@ func summariseStage(samples []time.Duration) *Stage {
 }
 
 // teardownSpan is one teardown to split: its job, when its first worker
-// was lost and its last earlier one stopped, and the earlier workers that
-// stopped meanwhile.
+// was lost and its last earlier one stopped, the earlier workers that
+// stopped meanwhile, and all the job's pods the watch saw.
 type teardownSpan struct {
 	job            string
 	from, lastStop time.Time
-	stopped        []PodTimes
+	stopped, pods  []PodTimes
 }
 
 // auditKey names an object as an audit event's objectRef does.
 type auditKey struct{ resource, namespace, name string }
 
-// auditDelete is one DELETE the apiserver answered with success.
-type auditDelete struct {
+// auditRequest is one request for an object: when the apiserver received
+// and answered it, who sent it, its verb, and whether it succeeded.
+type auditRequest struct {
 	received, answered time.Time
-	by                 string
+	by, verb           string
+	ok                 bool
 }
 
-// auditLog is what a run reads of an audit log: the successful DELETEs
-// by object, in the log's order, the requests of each phase counted by
-// who asked what ("job-controller create pods"), and how many lines were
-// not events.
+// auditLog is what a run reads of an audit log: the requests for one
+// object (not a subresource), by object, in the log's order, the requests
+// of each phase counted by who asked what ("job-controller create pods"),
+// and how many lines were not events.
 type auditLog struct {
-	deletes map[auditKey][]auditDelete
-	counts  map[string]map[string]int
-	skipped int
+	requests map[auditKey][]auditRequest
+	counts   map[string]map[string]int
+	skipped  int
 }
 
 // auditLogSize is how far the audit log at path reaches now: a run reads
@@ -129,7 +142,7 @@ func readAuditLog(path string, offset int64, phases []record.Phase) (auditLog, e
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return auditLog{}, fmt.Errorf("%s: %w", path, err)
 	}
-	out := auditLog{deletes: map[auditKey][]auditDelete{}, counts: map[string]map[string]int{}}
+	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}}
 	for _, ph := range phases {
 		out.counts[ph.Name] = map[string]int{}
 	}
@@ -161,12 +174,12 @@ func readAuditLog(path string, offset int64, phases []record.Phase) (auditLog, e
 		}
 		by := clientName(ev.UserAgent)
 		out.counts[phases[phase].Name][by+" "+ev.Verb+" "+resource]++
-		ok := ev.Stage == auditv1.StageResponseComplete && (ev.ResponseStatus == nil || ev.ResponseStatus.Code < 300)
-		if ev.Verb != "delete" || ev.ObjectRef == nil || ev.ObjectRef.Subresource != "" || !ok {
+		if o := ev.ObjectRef; o == nil || o.Name == "" || o.Subresource != "" {
 			continue
 		}
+		ok := ev.Stage == auditv1.StageResponseComplete && (ev.ResponseStatus == nil || ev.ResponseStatus.Code < 300)
 		k := auditKey{ev.ObjectRef.Resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name}
-		out.deletes[k] = append(out.deletes[k], auditDelete{received: received, answered: ev.StageTimestamp.Time, by: by})
+		out.requests[k] = append(out.requests[k], auditRequest{received: received, answered: ev.StageTimestamp.Time, by: by, verb: ev.Verb, ok: ok})
 	}
 }
 
@@ -186,36 +199,40 @@ func clientName(agent string) string {
 	return program
 }
 
-// firstDelete is the first of deletes received within [from, to].
-func firstDelete(deletes []auditDelete, from, to time.Time) (auditDelete, bool) {
-	var first auditDelete
-	for _, d := range deletes {
-		if !d.received.Before(from) && !d.received.After(to) && (first.received.IsZero() || d.received.Before(first.received)) {
-			first = d
+// firstRequest is the first of requests received within [from, to] that
+// keep accepts.
+func firstRequest(requests []auditRequest, from, to time.Time, keep func(auditRequest) bool) (auditRequest, bool) {
+	var first auditRequest
+	for _, r := range requests {
+		if !r.received.Before(from) && !r.received.After(to) && keep(r) && (first.received.IsZero() || r.received.Before(first.received)) {
+			first = r
 		}
 	}
 	return first, !first.received.IsZero()
 }
+
+// deleted accepts a successful DELETE.
+func deleted(r auditRequest) bool { return r.verb == "delete" && r.ok }
 
 // splitTeardowns splits each span by the DELETEs of its Job and its
 // workers in namespace (see TeardownStages). A worker was stopped by the
 // first DELETE of it received after the Job's and before the watch saw it
 // stop: the garbage collector deletes a Job's pods that had stopped
 // already too, and kwok deletes each pod again once it is marked.
-func splitTeardowns(spans []teardownSpan, namespace string, deletes map[auditKey][]auditDelete) *TeardownStages {
-	st := &TeardownStages{DeletedBy: map[string]int{}}
-	var total, notice, toPods, podDeletes, lastDelete, seen []time.Duration
+func splitTeardowns(spans []teardownSpan, namespace string, requests map[auditKey][]auditRequest) *TeardownStages {
+	st := &TeardownStages{DeletedBy: map[string]int{}, DeleterFirst: map[string]int{}}
+	var total, notice, toPods, jobAnswered, toDeleter, deleterWork, podDeletes, lastDelete, seen []time.Duration
 	for _, s := range spans {
-		job, ok := firstDelete(deletes[auditKey{"jobs", namespace, s.job}], s.from, s.lastStop)
+		job, ok := firstRequest(requests[auditKey{"jobs", namespace, s.job}], s.from, s.lastStop, deleted)
 		if !ok {
 			st.Unsplit++
 			continue
 		}
-		var first, last auditDelete
+		var first, last auditRequest
 		otherwise := 0
 		by := map[string]int{}
 		for _, p := range s.stopped {
-			d, found := firstDelete(deletes[auditKey{"pods", namespace, p.Name}], job.received, p.Ended)
+			d, found := firstRequest(requests[auditKey{"pods", namespace, p.Name}], job.received, p.Ended, deleted)
 			if !found {
 				otherwise++
 				continue
@@ -237,16 +254,49 @@ func splitTeardowns(spans []teardownSpan, namespace string, deletes map[auditKey
 		for k, n := range by {
 			st.DeletedBy[k] += n
 		}
+		deleter := firstDeleterRequest(s, namespace, requests, job, first)
+		st.DeleterFirst[deleter.verb+" "+deleter.resource]++
 		total = append(total, s.lastStop.Sub(s.from))
 		notice = append(notice, job.received.Sub(s.from))
 		toPods = append(toPods, first.received.Sub(job.received))
+		jobAnswered = append(jobAnswered, job.answered.Sub(job.received))
+		toDeleter = append(toDeleter, deleter.received.Sub(job.answered))
+		deleterWork = append(deleterWork, first.received.Sub(deleter.received))
 		podDeletes = append(podDeletes, last.received.Sub(first.received))
 		lastDelete = append(lastDelete, last.answered.Sub(last.received))
 		seen = append(seen, s.lastStop.Sub(last.answered))
 	}
 	st.Total, st.Notice, st.ToPodDeletes = summariseStage(total), summariseStage(notice), summariseStage(toPods)
+	st.JobAnswered, st.ToDeleter, st.DeleterWork = summariseStage(jobAnswered), summariseStage(toDeleter), summariseStage(deleterWork)
 	st.PodDeletes, st.LastDelete, st.Seen = summariseStage(podDeletes), summariseStage(lastDelete), summariseStage(seen)
 	return st
+}
+
+// deleterRequest is a request of the deleter's, and the resource it was for.
+type deleterRequest struct {
+	auditRequest
+	resource string
+}
+
+// firstDeleterRequest is the first request about span's Job or one of its
+// pods received, from the Job's DELETE received to the first worker's
+// DELETE received, from the client that sent that DELETE: the deleter's
+// first sign of acting on the Job's deletion (the garbage collector's GET
+// of a pod it is to delete, say). It is that DELETE when nothing came
+// before it.
+func firstDeleterRequest(s teardownSpan, namespace string, requests map[auditKey][]auditRequest, job, first auditRequest) deleterRequest {
+	out := deleterRequest{first, "pods"}
+	fromDeleter := func(r auditRequest) bool { return r.by == first.by }
+	consider := func(resource, name string) {
+		if r, ok := firstRequest(requests[auditKey{resource, namespace, name}], job.received, first.received, fromDeleter); ok && r.received.Before(out.received) {
+			out = deleterRequest{r, resource}
+		}
+	}
+	consider("jobs", s.job)
+	for _, p := range s.pods {
+		consider("pods", p.Name)
+	}
+	return out
 }
 
 // recordAudit reads the audit log at path, from offset, over the run's
@@ -259,7 +309,7 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 	}
 	res.AuditedRequests = l.counts
 	if len(spans) > 0 {
-		res.TeardownStages = splitTeardowns(spans, namespace, l.deletes)
+		res.TeardownStages = splitTeardowns(spans, namespace, l.requests)
 	}
 	return l.skipped, nil
 }

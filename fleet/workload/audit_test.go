@@ -51,7 +51,10 @@ func TestAuditTeardowns(t *testing.T) {
 		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 200, at(-5000), at(-4990)), // before the run
 		auditLine("ResponseComplete", "create", "pods", "a-0", jobAgent, 201, at(100), at(110)),
 		auditLine("RequestReceived", "delete", "jobs", "a", "ghostfleet-load", 0, at(1500), at(1500)),
+		auditLine("ResponseComplete", "get", "jobs", "a", gcAgent, 200, at(1400), at(1401)), // before the Job's DELETE
 		auditLine("ResponseComplete", "delete", "jobs", "a", "ghostfleet-load", 200, at(1500), at(1520)),
+		auditLine("ResponseComplete", "patch", "pods", "a-1", jobAgent, 200, at(1530), at(1540)), // not the deleter's
+		auditLine("ResponseComplete", "get", "pods", "a-0", gcAgent, 200, at(1550), at(1552)),    // the deleter's first
 		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 409, at(1600), at(1610)), // a conflict deletes nothing
 		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 200, at(1700), at(1720)),
 		auditLine("ResponseComplete", "delete", "pods", "a-3", gcAgent, 200, at(1800), at(1810)), // a-3 had stopped at 1200
@@ -74,7 +77,8 @@ func TestAuditTeardowns(t *testing.T) {
 	}
 	spans := []teardownSpan{
 		{job: "a", from: at(1000), lastStop: at(2150), stopped: []PodTimes{
-			{Name: "a-1", Ended: at(1750)}, {Name: "a-2", Ended: at(2150)}, {Name: "a-3", Ended: at(1200)}, {Name: "a-4", Ended: at(2120)}}},
+			{Name: "a-1", Ended: at(1750)}, {Name: "a-2", Ended: at(2150)}, {Name: "a-3", Ended: at(1200)}, {Name: "a-4", Ended: at(2120)}},
+			pods: []PodTimes{{Name: "a-0"}, {Name: "a-1"}, {Name: "a-2"}, {Name: "a-3"}, {Name: "a-4"}}},
 		{job: "b", from: at(1000), lastStop: at(2000), stopped: []PodTimes{{Name: "b-1", Ended: at(2000)}}},
 		{job: "c", from: at(1000), lastStop: at(2000), stopped: []PodTimes{{Name: "c-1", Ended: at(2000)}}},
 	}
@@ -95,6 +99,7 @@ func TestAuditTeardowns(t *testing.T) {
 	}{
 		{"total", st.Total, 1.15}, {"notice", st.Notice, 0.5}, {"to pod deletes", st.ToPodDeletes, 0.2},
 		{"pod deletes", st.PodDeletes, 0.4}, {"last delete", st.LastDelete, 0.08}, {"seen", st.Seen, -0.03},
+		{"job answered", st.JobAnswered, 0.02}, {"to the deleter", st.ToDeleter, 0.03}, {"deleter's work", st.DeleterWork, 0.15},
 	} {
 		if math.Abs(c.got.Mean-c.want) > 1e-9 || c.got.Count != 1 {
 			t.Errorf("%s: %+v, want a mean of %g s", c.name, c.got, c.want)
@@ -103,13 +108,20 @@ func TestAuditTeardowns(t *testing.T) {
 	if sum := st.Notice.Mean + st.ToPodDeletes.Mean + st.PodDeletes.Mean + st.LastDelete.Mean + st.Seen.Mean; math.Abs(sum-st.Total.Mean) > 1e-9 {
 		t.Errorf("the stages add up to %g s, the teardowns to %g s", sum, st.Total.Mean)
 	}
+	if sum := st.JobAnswered.Mean + st.ToDeleter.Mean + st.DeleterWork.Mean; math.Abs(sum-st.ToPodDeletes.Mean) > 1e-9 {
+		t.Errorf("the stages to the first worker's DELETE add up to %g s, not its %g s", sum, st.ToPodDeletes.Mean)
+	}
+	if fmt.Sprint(st.DeleterFirst) != "map[get pods:1]" {
+		t.Errorf("the deleter's first requests %v, want its GET of a-0", st.DeleterFirst)
+	}
 	if st.DeletedBy["generic-garbage-collector"] != 2 || st.DeletedBy["job-controller"] != 1 || len(st.DeletedBy) != 2 {
 		t.Errorf("deleted by %v", st.DeletedBy)
 	}
 	want := map[string]map[string]int{
 		"train": {"job-controller create pods": 1},
 		"hold": {"ghostfleet-load delete jobs": 2, "generic-garbage-collector delete pods": 5, "job-controller delete pods": 1,
-			"kwok delete pods": 2, "generic-garbage-collector get jobs": 1},
+			"kwok delete pods": 2, "generic-garbage-collector get jobs": 2, "job-controller patch pods": 1,
+			"generic-garbage-collector get pods": 1},
 	}
 	if fmt.Sprint(res.AuditedRequests) != fmt.Sprint(want) {
 		t.Errorf("requests by phase %v, want %v", res.AuditedRequests, want)
@@ -128,5 +140,36 @@ func TestAuditLogErrors(t *testing.T) {
 	phases := []record.Phase{{Name: "hold", Start: time.Now(), End: time.Now()}}
 	if _, err := recordAudit(&TrainResult{}, filepath.Join(t.TempDir(), "none"), 0, "ns", nil, phases); err == nil || !strings.Contains(err.Error(), "none") {
 		t.Errorf("a missing log: %v", err)
+	}
+}
+
+// The deleter's first request is its first about the Job or one of its
+// pods after the Job's DELETE was received, or else the DELETE itself.
+func TestFirstDeleterRequest(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	gc := clientName(gcAgent)
+	job := auditRequest{received: at(0), answered: at(20), by: "ghostfleet-load", verb: "delete", ok: true}
+	first := auditRequest{received: at(900), answered: at(910), by: gc, verb: "delete", ok: true}
+	span := teardownSpan{job: "a", pods: []PodTimes{{Name: "a-0"}, {Name: "a-1"}}}
+	for _, c := range []struct {
+		name     string
+		requests map[auditKey][]auditRequest
+		want     string
+		at       time.Time
+	}{
+		{"nothing before the DELETE", map[auditKey][]auditRequest{
+			{"pods", "ns", "a-1"}: {first},
+		}, "delete pods", at(900)},
+		{"a GET of the Job", map[auditKey][]auditRequest{
+			{"jobs", "ns", "a"}:   {{received: at(-10), by: gc, verb: "get"}, job, {received: at(400), by: gc, verb: "get"}},
+			{"pods", "ns", "a-0"}: {{received: at(300), by: "job-controller", verb: "patch"}, {received: at(500), by: gc, verb: "get"}},
+			{"pods", "ns", "b-0"}: {{received: at(100), by: gc, verb: "get"}},
+		}, "get jobs", at(400)},
+	} {
+		got := firstDeleterRequest(span, "ns", c.requests, job, first)
+		if got.verb+" "+got.resource != c.want || !got.received.Equal(c.at) {
+			t.Errorf("%s: %s %s at %s, want %s at %s", c.name, got.verb, got.resource, got.received, c.want, c.at)
+		}
 	}
 }

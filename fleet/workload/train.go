@@ -417,7 +417,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 			res.ReplacementGPUSeconds += b.newSeconds * float64(res.GPUsPerPod)
 			if !b.lastStop.IsZero() {
 				teardowns = append(teardowns, b.lastStop.Sub(b.from))
-				spans = append(spans, teardownSpan{job: job, from: b.from, lastStop: b.lastStop, stopped: b.stopped})
+				spans = append(spans, teardownSpan{job: job, from: b.from, lastStop: b.lastStop, stopped: b.stopped, pods: jp})
 			}
 			if b.to.IsZero() {
 				res.JobsDown++

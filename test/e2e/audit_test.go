@@ -81,6 +81,15 @@ func TestAuditLog(t *testing.T) {
 	if math.Abs(sum-st.Total.Mean) > 1e-6 || math.Abs(st.Total.Mean-train.Teardown.P50) > 1e-6 {
 		t.Errorf("stages add up to %.6fs, the split teardown is %.6fs, the teardown %.6fs: want all three equal", sum, st.Total.Mean, train.Teardown.P50)
 	}
+	// The collector's first request about the job came after the Job's
+	// DELETE was received, before its DELETE of the sibling.
+	if st.JobAnswered == nil || st.JobAnswered.Mean <= 0 || st.DeleterWork.Mean < 0 || st.JobAnswered.Mean+st.ToDeleter.Mean < 0 ||
+		math.Abs(st.JobAnswered.Mean+st.ToDeleter.Mean+st.DeleterWork.Mean-st.ToPodDeletes.Mean) > 1e-6 {
+		t.Errorf("stages to the first worker's DELETE %+v, %+v, %+v; want them in order, adding up to its %+v", st.JobAnswered, st.ToDeleter, st.DeleterWork, st.ToPodDeletes)
+	}
+	if n := st.DeleterFirst["get pods"] + st.DeleterFirst["get jobs"] + st.DeleterFirst["delete pods"]; n != 1 {
+		t.Errorf("the deleter's first requests %v; want one, a GET or the DELETE", st.DeleterFirst)
+	}
 	a := train.AuditedRequests
 	if a["train"]["job-controller create pods"] < 4 || a["hold"]["generic-garbage-collector delete pods"] < 1 || a["hold"]["ghostfleet-load delete jobs"] != 1 {
 		t.Errorf("audited requests %v; want the Job controller's 4 creations during train, the garbage collector's DELETE and the restarter's during the hold", a)

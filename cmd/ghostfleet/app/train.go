@@ -75,8 +75,9 @@ control plane, read from each source as each phase ends:
     apiServer.auditPolicy: the requests it holds by client (the
     controller-manager's controller), verb and resource, and each
     whole-job restart's teardown split where the apiserver saw it (the
-    Job's DELETE, its workers' DELETEs received and answered, the watch
-    seeing them stop).
+    Job's DELETE received and answered, the first request about the job
+    from the controller that deletes its workers, their DELETEs
+    received and answered, the watch seeing them stop).
 What did not move in a phase is left out. A source that cannot be read,
 or restarts, is named in a warning and left out from there on.
 
@@ -172,6 +173,8 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		default:
 			fmt.Fprintf(w, "  … at the apiserver (audit log; means of %d split, %d not): %.2fs = the Job's DELETE after %.2fs, its workers' first DELETE %.2fs later, the last-seen worker's %.2fs later, answered in %.2fs, seen by the watch %+.2fs from that answer; the workers' DELETEs: %s\n",
 				st.Split, st.Unsplit, st.Total.Mean, st.Notice.Mean, st.ToPodDeletes.Mean, st.PodDeletes.Mean, st.LastDelete.Mean, st.Seen.Mean, counted(st.DeletedBy, 3))
+			fmt.Fprintf(w, "    the %.2fs to the workers' first DELETE: the Job's DELETE answered in %.2fs, the deleter's first request about the job %+.2fs from that answer, its first DELETE of a worker %.2fs later; those first requests: %s\n",
+				st.ToPodDeletes.Mean, st.JobAnswered.Mean, st.ToDeleter.Mean, st.DeleterWork.Mean, counted(st.DeleterFirst, 2))
 		}
 		if a := r.Assembly; a.Count > 0 {
 			fmt.Fprintf(w, "  first replacement running to all running: p50 %.2fs  p99 %.2fs  max %.2fs (%d breaks)\n", a.P50, a.P99, a.Max, a.Count)
