@@ -25,18 +25,18 @@ import (
 //     apiserver (its one-second poll and the request's way in);
 //   - ToPodDeletes: to the first DELETE of one of the workers received
 //     (the Job's foreground deletion and the reaction of whichever
-//     controller deletes its pods, named in DeletedBy), itself the sum of
-//   - JobAnswered: to the Job's DELETE answered,
-//   - ToDeleter: to the first request about the Job or one of its pods
-//     received from the client that sent that first worker's DELETE,
-//     the deleter (below 0 when it came before the Job's DELETE was
-//     answered), and
-//   - DeleterWork: to that first worker's DELETE received;
+//     controller deletes its pods, named in DeletedBy);
 //   - PodDeletes: to the DELETE of the worker the watch saw stop last
 //     received;
 //   - LastDelete: to that DELETE answered (the apiserver's time on it);
 //   - Seen: to the watch seeing that worker stop (below 0 when the
 //     watch's event came before the DELETE's answer).
+//
+// ToPodDeletes is itself the sum of JobAnswered, to the Job's DELETE
+// answered; ToDeleter, to the deleter's first request about the job
+// received (see firstDeleterRequest; below 0 when it came before the
+// Job's DELETE was answered); and DeleterWork, to that first worker's
+// DELETE received.
 //
 // Means add up as the stages do: Total.Mean is the sum of theirs. The
 // stages are absent when no teardown was split.
@@ -64,7 +64,8 @@ type TeardownStages struct {
 	DeleterWork  *Stage `json:"deleterWork,omitempty"`
 	// DeletedBy counts the DELETEs that stopped the workers of split
 	// teardowns by who sent them (see clientName); DeleterFirst counts
-	// the deleter's first requests (ToDeleter's end) by verb and resource.
+	// the deleter's first requests (ToDeleter's end) by verb and resource,
+	// or as noneBefore.
 	DeletedBy    map[string]int `json:"deletedBy,omitempty"`
 	DeleterFirst map[string]int `json:"deleterFirst,omitempty"`
 }
@@ -107,10 +108,11 @@ type auditRequest struct {
 	ok                 bool
 }
 
-// auditLog is what a run reads of an audit log: the requests for one
-// object (not a subresource), by object, in the log's order, the requests
-// of each phase counted by who asked what ("job-controller create pods"),
-// and how many lines were not events.
+// auditLog is what a run reads of an audit log: the requests for the
+// run's pods and Jobs (not their subresources), by object, in the log's
+// order, the requests of each phase in the whole fleet counted by who
+// asked what ("job-controller create pods"), and how many lines were not
+// events.
 type auditLog struct {
 	requests map[auditKey][]auditRequest
 	counts   map[string]map[string]int
@@ -129,11 +131,12 @@ func auditLogSize(path string) int64 {
 }
 
 // readAuditLog reads the requests in the audit log at path, from offset
-// on, received in phases, each once (at the stage that ends it). A line
+// on, received in phases, each once (at the stage that ends it); those
+// for pods and Jobs in namespace by object too. A line
 // that is not an event (a write cut short) is skipped and counted; a last
 // line without its newline is one the apiserver is still writing, and is
 // left out.
-func readAuditLog(path string, offset int64, phases []record.Phase) (auditLog, error) {
+func readAuditLog(path string, offset int64, namespace string, phases []record.Phase) (auditLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return auditLog{}, err
@@ -174,7 +177,7 @@ func readAuditLog(path string, offset int64, phases []record.Phase) (auditLog, e
 		}
 		by := clientName(ev.UserAgent)
 		out.counts[phases[phase].Name][by+" "+ev.Verb+" "+resource]++
-		if o := ev.ObjectRef; o == nil || o.Name == "" || o.Subresource != "" {
+		if o := ev.ObjectRef; o == nil || o.Namespace != namespace || o.Resource != "pods" && o.Resource != "jobs" || o.Subresource != "" {
 			continue
 		}
 		ok := ev.Stage == auditv1.StageResponseComplete && (ev.ResponseStatus == nil || ev.ResponseStatus.Code < 300)
@@ -254,8 +257,8 @@ func splitTeardowns(spans []teardownSpan, namespace string, requests map[auditKe
 		for k, n := range by {
 			st.DeletedBy[k] += n
 		}
-		deleter := firstDeleterRequest(s, namespace, requests, job, first)
-		st.DeleterFirst[deleter.verb+" "+deleter.resource]++
+		deleter, what := firstDeleterRequest(s, namespace, requests, job, first)
+		st.DeleterFirst[what]++
 		total = append(total, s.lastStop.Sub(s.from))
 		notice = append(notice, job.received.Sub(s.from))
 		toPods = append(toPods, first.received.Sub(job.received))
@@ -272,38 +275,39 @@ func splitTeardowns(spans []teardownSpan, namespace string, requests map[auditKe
 	return st
 }
 
-// deleterRequest is a request of the deleter's, and the resource it was for.
-type deleterRequest struct {
-	auditRequest
-	resource string
-}
+// noneBefore is what the deleter's first request was when it sent nothing
+// about the job before the first worker's DELETE.
+const noneBefore = "none before that DELETE"
 
-// firstDeleterRequest is the first request about span's Job or one of its
-// pods received, from the Job's DELETE received to the first worker's
-// DELETE received, from the client that sent that DELETE: the deleter's
-// first sign of acting on the Job's deletion (the garbage collector's GET
-// of a pod it is to delete, say). It is that DELETE when nothing came
-// before it.
-func firstDeleterRequest(s teardownSpan, namespace string, requests map[auditKey][]auditRequest, job, first auditRequest) deleterRequest {
-	out := deleterRequest{first, "pods"}
-	fromDeleter := func(r auditRequest) bool { return r.by == first.by }
+// firstDeleterRequest is the deleter's first request about the job: from
+// the client that sent the first worker's DELETE (first), about span's
+// Job or one of the job's pods still there at the break (not an earlier
+// run's), received after the Job's DELETE and before first; and what it
+// was ("get pods"). Failed ones count (a GET answered 404 is the deleter
+// at work too); subresources (a status) are not in requests. With
+// nothing before it, it is first itself, and noneBefore.
+func firstDeleterRequest(s teardownSpan, namespace string, requests map[auditKey][]auditRequest, job, first auditRequest) (auditRequest, string) {
+	out, what := first, noneBefore
+	keep := func(r auditRequest) bool { return r.by == first.by && r.received.After(job.received) }
 	consider := func(resource, name string) {
-		if r, ok := firstRequest(requests[auditKey{resource, namespace, name}], job.received, first.received, fromDeleter); ok && r.received.Before(out.received) {
-			out = deleterRequest{r, resource}
+		if r, ok := firstRequest(requests[auditKey{resource, namespace, name}], job.received, first.received, keep); ok && r.received.Before(out.received) {
+			out, what = r, r.verb+" "+resource
 		}
 	}
 	consider("jobs", s.job)
 	for _, p := range s.pods {
-		consider("pods", p.Name)
+		if p.Ended.IsZero() || !p.Ended.Before(s.from) {
+			consider("pods", p.Name)
+		}
 	}
-	return out
+	return out, what
 }
 
 // recordAudit reads the audit log at path, from offset, over the run's
 // phases: the requests of each phase by who asked what, and the
 // teardowns split. It returns how many lines were not events.
 func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans []teardownSpan, phases []record.Phase) (skipped int, err error) {
-	l, err := readAuditLog(path, offset, phases)
+	l, err := readAuditLog(path, offset, namespace, phases)
 	if err != nil {
 		return 0, err
 	}

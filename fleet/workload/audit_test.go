@@ -30,9 +30,11 @@ func TestClientName(t *testing.T) {
 }
 
 // auditLine is one audit event as kube-apiserver writes it.
+// A resource "pods/status" is the pod's status subresource.
 func auditLine(stage, verb, resource, name, agent string, code int, received, answered time.Time) string {
-	return fmt.Sprintf(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":%q,"verb":%q,"userAgent":%q,"objectRef":{"resource":%q,"namespace":"ns","name":%q},"responseStatus":{"code":%d},"requestReceivedTimestamp":%q,"stageTimestamp":%q}`,
-		stage, verb, agent, resource, name, code, received.Format(metav1.RFC3339Micro), answered.Format(metav1.RFC3339Micro))
+	resource, sub, _ := strings.Cut(resource, "/")
+	return fmt.Sprintf(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":%q,"verb":%q,"userAgent":%q,"objectRef":{"resource":%q,"namespace":"ns","name":%q,"subresource":%q},"responseStatus":{"code":%d},"requestReceivedTimestamp":%q,"stageTimestamp":%q}`,
+		stage, verb, agent, resource, name, sub, code, received.Format(metav1.RFC3339Micro), answered.Format(metav1.RFC3339Micro))
 }
 
 const (
@@ -53,9 +55,11 @@ func TestAuditTeardowns(t *testing.T) {
 		auditLine("RequestReceived", "delete", "jobs", "a", "ghostfleet-load", 0, at(1500), at(1500)),
 		auditLine("ResponseComplete", "get", "jobs", "a", gcAgent, 200, at(1400), at(1401)), // before the Job's DELETE
 		auditLine("ResponseComplete", "delete", "jobs", "a", "ghostfleet-load", 200, at(1500), at(1520)),
-		auditLine("ResponseComplete", "patch", "pods", "a-1", jobAgent, 200, at(1530), at(1540)), // not the deleter's
-		auditLine("ResponseComplete", "get", "pods", "a-0", gcAgent, 200, at(1550), at(1552)),    // the deleter's first
-		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 409, at(1600), at(1610)), // a conflict deletes nothing
+		auditLine("ResponseComplete", "patch", "pods", "a-1", jobAgent, 200, at(1530), at(1540)),       // not the deleter's
+		auditLine("ResponseComplete", "patch", "pods/status", "a-1", gcAgent, 200, at(1540), at(1545)), // a subresource
+		auditLine("ResponseComplete", "get", "pods", "a-9", gcAgent, 200, at(1545), at(1546)),          // not the job's
+		auditLine("ResponseComplete", "get", "pods", "a-0", gcAgent, 200, at(1550), at(1552)),          // the deleter's first
+		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 409, at(1600), at(1610)),       // a conflict deletes nothing
 		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 200, at(1700), at(1720)),
 		auditLine("ResponseComplete", "delete", "pods", "a-3", gcAgent, 200, at(1800), at(1810)), // a-3 had stopped at 1200
 		auditLine("ResponseComplete", "delete", "pods", "a-2", jobAgent, 200, at(2100), at(2180)),
@@ -121,7 +125,7 @@ func TestAuditTeardowns(t *testing.T) {
 		"train": {"job-controller create pods": 1},
 		"hold": {"ghostfleet-load delete jobs": 2, "generic-garbage-collector delete pods": 5, "job-controller delete pods": 1,
 			"kwok delete pods": 2, "generic-garbage-collector get jobs": 2, "job-controller patch pods": 1,
-			"generic-garbage-collector get pods": 1},
+			"generic-garbage-collector get pods": 2, "generic-garbage-collector patch pods/status": 1},
 	}
 	if fmt.Sprint(res.AuditedRequests) != fmt.Sprint(want) {
 		t.Errorf("requests by phase %v, want %v", res.AuditedRequests, want)
@@ -143,15 +147,17 @@ func TestAuditLogErrors(t *testing.T) {
 	}
 }
 
-// The deleter's first request is its first about the Job or one of its
-// pods after the Job's DELETE was received, or else the DELETE itself.
+// The deleter's first request is its first about the Job or one of the
+// job's pods after the Job's DELETE was received, or else the DELETE
+// itself.
 func TestFirstDeleterRequest(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	gc := clientName(gcAgent)
 	job := auditRequest{received: at(0), answered: at(20), by: "ghostfleet-load", verb: "delete", ok: true}
 	first := auditRequest{received: at(900), answered: at(910), by: gc, verb: "delete", ok: true}
-	span := teardownSpan{job: "a", pods: []PodTimes{{Name: "a-0"}, {Name: "a-1"}}}
+	span := teardownSpan{job: "a", from: at(-500), pods: []PodTimes{{Name: "a-0"}, {Name: "a-1"}, {Name: "a-old", Ended: at(-1000)}}}
+	jobGet := auditRequest{received: at(400), by: gc, verb: "get", ok: true}
 	for _, c := range []struct {
 		name     string
 		requests map[auditKey][]auditRequest
@@ -160,16 +166,22 @@ func TestFirstDeleterRequest(t *testing.T) {
 	}{
 		{"nothing before the DELETE", map[auditKey][]auditRequest{
 			{"pods", "ns", "a-1"}: {first},
-		}, "delete pods", at(900)},
+		}, noneBefore, at(900)},
 		{"a GET of the Job", map[auditKey][]auditRequest{
-			{"jobs", "ns", "a"}:   {{received: at(-10), by: gc, verb: "get"}, job, {received: at(400), by: gc, verb: "get"}},
-			{"pods", "ns", "a-0"}: {{received: at(300), by: "job-controller", verb: "patch"}, {received: at(500), by: gc, verb: "get"}},
-			{"pods", "ns", "b-0"}: {{received: at(100), by: gc, verb: "get"}},
+			{"jobs", "ns", "a"}:     {{received: at(-10), by: gc, verb: "get"}, job, {received: at(0), by: gc, verb: "get"}, jobGet},
+			{"pods", "ns", "a-0"}:   {{received: at(300), by: "job-controller", verb: "patch", ok: true}},
+			{"pods", "ns", "b-0"}:   {{received: at(100), by: gc, verb: "get", ok: true}},        // another job's
+			{"pods", "ns", "a-old"}: {{received: at(200), by: gc, verb: "get"}},                  // an earlier run's
+			{"pods", "ns", "a-1"}:   {first, {received: at(950), by: gc, verb: "get", ok: true}}, // after the DELETE
 		}, "get jobs", at(400)},
+		{"a failed GET of a pod", map[auditKey][]auditRequest{
+			{"jobs", "ns", "a"}:   {job, jobGet},
+			{"pods", "ns", "a-0"}: {{received: at(350), by: gc, verb: "get"}},
+		}, "get pods", at(350)},
 	} {
-		got := firstDeleterRequest(span, "ns", c.requests, job, first)
-		if got.verb+" "+got.resource != c.want || !got.received.Equal(c.at) {
-			t.Errorf("%s: %s %s at %s, want %s at %s", c.name, got.verb, got.resource, got.received, c.want, c.at)
+		got, what := firstDeleterRequest(span, "ns", c.requests, job, first)
+		if what != c.want || !got.received.Equal(c.at) {
+			t.Errorf("%s: %s at %s, want %s at %s", c.name, what, got.received, c.want, c.at)
 		}
 	}
 }

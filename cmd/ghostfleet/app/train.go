@@ -76,8 +76,8 @@ control plane, read from each source as each phase ends:
     controller-manager's controller), verb and resource, and each
     whole-job restart's teardown split where the apiserver saw it (the
     Job's DELETE received and answered, the first request about the job
-    from the controller that deletes its workers, their DELETEs
-    received and answered, the watch seeing them stop).
+    from the client that sent the first worker's DELETE, the workers'
+    DELETEs received and answered, the watch seeing them stop).
 What did not move in a phase is left out. A source that cannot be read,
 or restarts, is named in a warning and left out from there on.
 
