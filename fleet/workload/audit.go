@@ -132,10 +132,9 @@ func auditLogSize(path string) int64 {
 
 // readAuditLog reads the requests in the audit log at path, from offset
 // on, received in phases, each once (at the stage that ends it); those
-// for pods and Jobs in namespace by object too. A line
-// that is not an event (a write cut short) is skipped and counted; a last
-// line without its newline is one the apiserver is still writing, and is
-// left out.
+// for pods and Jobs in namespace by object too. A line that is not an
+// event (a write cut short) is skipped and counted; a last line without
+// its newline is one the apiserver is still writing, and is left out.
 func readAuditLog(path string, offset int64, namespace string, phases []record.Phase) (auditLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
