@@ -111,12 +111,63 @@ type auditRequest struct {
 // auditLog is what a run reads of an audit log: the requests for the
 // run's pods and Jobs (not their subresources), by object, in the log's
 // order, the requests of each phase in the whole fleet counted by who
-// asked what ("job-controller create pods"), and how many lines were not
-// events.
+// asked what ("job-controller create pods") and their times, and how
+// many lines were not events.
 type auditLog struct {
 	requests map[auditKey][]auditRequest
 	counts   map[string]map[string]int
+	times    map[string]map[string]AuditedTimes
 	skipped  int
+}
+
+// AuditedTimes is the apiserver's time on one client's requests of one
+// verb and resource in a phase, from the audit log: Seconds, from each
+// received to answered, summed (a mean is Seconds over the phase's
+// count in TrainResult.AuditedRequests). Requests over half a second
+// the apiserver annotates with its layers' times
+// (apiserver.latency.k8s.io/*, k8s.io/apiserver's filters/audit.go):
+// Slow of them, their SlowSeconds, and of those their time in etcd and
+// in API Priority and Fairness's queues (SlowEtcdSeconds,
+// SlowAPFSeconds). A slow request the apiserver tracked no layer of is
+// not counted as slow.
+type AuditedTimes struct {
+	Seconds         float64 `json:"seconds"`
+	Slow            int     `json:"slow,omitempty"`
+	SlowSeconds     float64 `json:"slowSeconds,omitempty"`
+	SlowEtcdSeconds float64 `json:"slowEtcdSeconds,omitempty"`
+	SlowAPFSeconds  float64 `json:"slowApfSeconds,omitempty"`
+}
+
+// The audit annotations of a slow request's time in etcd and in APF's
+// queues, and of its whole time (set only when the others are).
+const (
+	etcdLatencyAnnotation  = "apiserver.latency.k8s.io/etcd"
+	apfLatencyAnnotation   = "apiserver.latency.k8s.io/apf-queue-wait"
+	totalLatencyAnnotation = "apiserver.latency.k8s.io/total"
+)
+
+// add counts one request's time: from received to answered, and the
+// layers' times it was annotated with, if any.
+func (t *AuditedTimes) add(received, answered time.Time, annotations map[string]string) {
+	t.Seconds += answered.Sub(received).Seconds()
+	if _, ok := annotations[totalLatencyAnnotation]; !ok {
+		return
+	}
+	t.Slow++
+	t.SlowSeconds += answered.Sub(received).Seconds()
+	t.SlowEtcdSeconds += annotatedSeconds(annotations, etcdLatencyAnnotation)
+	t.SlowAPFSeconds += annotatedSeconds(annotations, apfLatencyAnnotation)
+}
+
+// annotatedSeconds is the duration an annotation holds ("12.3ms"), in
+// seconds; 0 when absent (a layer the request did not reach) or not a
+// duration.
+func annotatedSeconds(annotations map[string]string, key string) float64 {
+	d, err := time.ParseDuration(annotations[key])
+	if err != nil {
+		return 0
+	}
+	return d.Seconds()
 }
 
 // auditLogSize is how far the audit log at path reaches now: a run reads
@@ -144,9 +195,10 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return auditLog{}, fmt.Errorf("%s: %w", path, err)
 	}
-	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}}
+	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}, times: map[string]map[string]AuditedTimes{}}
 	for _, ph := range phases {
 		out.counts[ph.Name] = map[string]int{}
+		out.times[ph.Name] = map[string]AuditedTimes{}
 	}
 	r := bufio.NewReaderSize(f, 1<<20)
 	for {
@@ -174,8 +226,12 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 				resource += "/" + o.Subresource
 			}
 		}
-		by := clientName(ev.UserAgent)
-		out.counts[phases[phase].Name][by+" "+ev.Verb+" "+resource]++
+		by, name := clientName(ev.UserAgent), phases[phase].Name
+		key := by + " " + ev.Verb + " " + resource
+		out.counts[name][key]++
+		t := out.times[name][key]
+		t.add(received, ev.StageTimestamp.Time, ev.Annotations)
+		out.times[name][key] = t
 		if o := ev.ObjectRef; o == nil || o.Namespace != namespace || o.Resource != "pods" && o.Resource != "jobs" || o.Subresource != "" {
 			continue
 		}
@@ -310,7 +366,7 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 	if err != nil {
 		return 0, err
 	}
-	res.AuditedRequests = l.counts
+	res.AuditedRequests, res.AuditedTimes = l.counts, l.times
 	if len(spans) > 0 {
 		res.TeardownStages = splitTeardowns(spans, namespace, l.requests)
 	}

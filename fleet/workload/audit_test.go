@@ -132,6 +132,56 @@ func TestAuditTeardowns(t *testing.T) {
 	}
 }
 
+// The apiserver's time on each client's requests is summed by phase,
+// verb and resource; a slow request's layers only where it annotated
+// them.
+func TestAuditedTimes(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	annotated := func(line, annotations string) string {
+		return strings.TrimSuffix(line, "}") + `,"annotations":{` + annotations + `}}`
+	}
+	lines := []string{
+		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 200, at(100), at(200)),
+		annotated(auditLine("ResponseComplete", "delete", "pods", "a-2", gcAgent, 200, at(300), at(1100)),
+			`"apiserver.latency.k8s.io/etcd":"300ms","apiserver.latency.k8s.io/apf-queue-wait":"50ms","apiserver.latency.k8s.io/total":"800ms"`),
+		auditLine("ResponseComplete", "delete", "pods", "a-3", gcAgent, 200, at(400), at(1000)), // slow, no layer tracked
+		annotated(auditLine("ResponseComplete", "delete", "pods", "a-4", gcAgent, 200, at(500), at(1200)),
+			`"apiserver.latency.k8s.io/total":"700ms","apiserver.latency.k8s.io/etcd":"soon"`), // a layer's time unreadable
+		auditLine("ResponseComplete", "delete", "pods", "a-1", "kwok/v0.8.0 (linux/amd64)", 200, at(600), at(620)),
+		auditLine("ResponseComplete", "get", "pods", "a-1", gcAgent, 404, at(2100), at(2130)),
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	phases := []record.Phase{{Name: "train", Start: at(0), End: at(2000)}, {Name: "hold", Start: at(2000), End: at(3000)}}
+	var res TrainResult
+	if _, err := recordAudit(&res, path, 0, "ns", nil, phases); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]AuditedTimes{
+		"train": {
+			"generic-garbage-collector delete pods": {Seconds: 2.2, Slow: 2, SlowSeconds: 1.5, SlowEtcdSeconds: 0.3, SlowAPFSeconds: 0.05},
+			"kwok delete pods":                      {Seconds: 0.02},
+		},
+		"hold": {"generic-garbage-collector get pods": {Seconds: 0.03}},
+	}
+	if len(res.AuditedTimes) != len(want) {
+		t.Fatalf("times by phase %+v, want %+v", res.AuditedTimes, want)
+	}
+	for phase, byKey := range want {
+		got := res.AuditedTimes[phase]
+		for k, w := range byKey {
+			g := got[k]
+			if len(got) != len(byKey) || g.Slow != w.Slow || math.Abs(g.Seconds-w.Seconds) > 1e-9 || math.Abs(g.SlowSeconds-w.SlowSeconds) > 1e-9 ||
+				math.Abs(g.SlowEtcdSeconds-w.SlowEtcdSeconds) > 1e-9 || math.Abs(g.SlowAPFSeconds-w.SlowAPFSeconds) > 1e-9 {
+				t.Errorf("%s %s: %+v of %+v, want %+v", phase, k, g, got, w)
+			}
+		}
+	}
+}
+
 // Without a teardown split there are no stages, rather than stages of 0 s.
 func TestAuditNothingSplit(t *testing.T) {
 	st := splitTeardowns([]teardownSpan{{job: "a", from: time.Now(), lastStop: time.Now()}}, "ns", nil)

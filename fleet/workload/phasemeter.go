@@ -46,12 +46,17 @@ type ControllerManagerWaits struct {
 //     their duration is a connection's life, not a request's latency;
 //   - APFWait, by priority level: how long API Priority and Fairness held
 //     requests in its queues (apiserver_flowcontrol_request_wait_duration_seconds;
-//     every request's, watches and rejected ones included).
+//     every request's, watches and rejected ones included);
+//   - Etcd, by "operation resource" ("update pods"): the apiserver's
+//     calls to etcd, how many and their seconds, every request's
+//     (etcd_request_duration_seconds). One request can make several (a
+//     write that conflicts with another is read again and retried).
 //
 // Entries with no observation in the phase are left out.
 type APIServerTimes struct {
 	Requests map[string]metrics.Tally `json:"requests"`
 	APFWait  map[string]metrics.Tally `json:"apfWait"`
+	Etcd     map[string]metrics.Tally `json:"etcd,omitempty"`
 }
 
 // SchedulerAttempts is what kube-scheduler tried during one phase of a
@@ -75,14 +80,16 @@ const (
 
 // The histograms the meters read: the controller-manager's client waits
 // by verb and its work queues' by queue name; the apiserver's requests by
-// verb, resource and subresource, and APF's queuing by priority level;
-// the scheduler's attempts by result.
+// verb, resource and subresource, APF's queuing by priority level and its
+// calls to etcd by operation and resource; the scheduler's attempts by
+// result.
 const (
 	rateLimiterHistogram = "rest_client_rate_limiter_duration_seconds"
 	queueHistogram       = "workqueue_queue_duration_seconds"
 	workHistogram        = "workqueue_work_duration_seconds"
 	requestHistogram     = "apiserver_request_duration_seconds"
 	apfWaitHistogram     = "apiserver_flowcontrol_request_wait_duration_seconds"
+	etcdHistogram        = "etcd_request_duration_seconds"
 	attemptHistogram     = "scheduler_scheduling_attempt_duration_seconds"
 	cpuSource            = "cpu"
 )
@@ -115,10 +122,10 @@ func histogramReader(e metrics.Endpoint, byLabels map[string][]string) func(cont
 	}
 }
 
-// apiserverReader reads the apiserver's request and APF histograms,
-// leaving out the long-running requests.
+// apiserverReader reads the apiserver's request, APF and etcd
+// histograms, leaving out the long-running requests.
 func apiserverReader(e metrics.Endpoint) func(context.Context) (reading, error) {
-	read := histogramReader(e, map[string][]string{requestHistogram: {"verb", "resource", "subresource"}, apfWaitHistogram: {"priority_level"}})
+	read := histogramReader(e, map[string][]string{requestHistogram: {"verb", "resource", "subresource"}, apfWaitHistogram: {"priority_level"}, etcdHistogram: {"operation", "resource"}})
 	return func(ctx context.Context) (reading, error) {
 		r, err := read(ctx)
 		if err != nil {
@@ -316,7 +323,7 @@ func (m controlPlaneMeters) record(res *TrainResult) {
 		return ControllerManagerWaits{RateLimiter: r.of(rateLimiterHistogram), Queued: r.of(queueHistogram), Work: r.of(workHistogram)}
 	})
 	res.APIServer = byPhase(m.apiserver, func(r reading) APIServerTimes {
-		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram)}
+		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram), Etcd: r.of(etcdHistogram)}
 	})
 	res.Scheduler = byPhase(m.scheduler, func(r reading) SchedulerAttempts {
 		return SchedulerAttempts{Attempts: r.of(attemptHistogram)}

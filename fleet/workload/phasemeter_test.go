@@ -62,8 +62,9 @@ func TestControllerManagerMeterPhases(t *testing.T) {
 	}
 }
 
-// apiserverText is an apiserver /metrics with DELETE pods, a watch and
-// APF's waits at the given totals.
+// apiserverText is an apiserver /metrics with DELETE pods, a watch,
+// APF's waits and etcd's updates of pods (two per DELETE) at the given
+// totals, and etcd's gets of jobs, which do not move.
 func apiserverText(deletes, deleteSum, watchSum, apfSum float64) []byte {
 	return []byte(fmt.Sprintf(`# TYPE apiserver_request_duration_seconds histogram
 apiserver_request_duration_seconds_bucket{resource="pods",subresource="",verb="DELETE",le="+Inf"} %[1]g
@@ -76,12 +77,20 @@ apiserver_request_duration_seconds_count{resource="pods",subresource="",verb="WA
 apiserver_flowcontrol_request_wait_duration_seconds_bucket{execute="true",flow_schema="kube-controller-manager",priority_level="workload-high",le="+Inf"} %[1]g
 apiserver_flowcontrol_request_wait_duration_seconds_sum{execute="true",flow_schema="kube-controller-manager",priority_level="workload-high"} %[4]g
 apiserver_flowcontrol_request_wait_duration_seconds_count{execute="true",flow_schema="kube-controller-manager",priority_level="workload-high"} %[1]g
-`, deletes, deleteSum, watchSum, apfSum))
+# TYPE etcd_request_duration_seconds histogram
+etcd_request_duration_seconds_bucket{group="",operation="update",resource="pods",le="+Inf"} %[5]g
+etcd_request_duration_seconds_sum{group="",operation="update",resource="pods"} %[6]g
+etcd_request_duration_seconds_count{group="",operation="update",resource="pods"} %[5]g
+etcd_request_duration_seconds_bucket{group="batch",operation="get",resource="jobs",le="+Inf"} 3
+etcd_request_duration_seconds_sum{group="batch",operation="get",resource="jobs"} 0.01
+etcd_request_duration_seconds_count{group="batch",operation="get",resource="jobs"} 3
+`, deletes, deleteSum, watchSum, apfSum, 2*deletes, deleteSum/8))
 }
 
 // The apiserver's requests are recorded by verb and resource, APF's waits
-// by priority level, and watches (a connection's life) not at all; the
-// scheduler's attempts by result.
+// by priority level, its calls to etcd by operation and resource, and
+// watches (a connection's life) not at all; the scheduler's attempts by
+// result.
 func TestAPIServerMeterPhases(t *testing.T) {
 	n := 0
 	e := endpointOf("kube-apiserver", &n, apiserverText(10, 1, 100, 0), apiserverText(30, 1.5, 900, 0.25))
@@ -94,6 +103,7 @@ func TestAPIServerMeterPhases(t *testing.T) {
 	want := map[string]APIServerTimes{"hold": {
 		Requests: map[string]metrics.Tally{"DELETE pods": {Count: 20, Sum: 0.5}},
 		APFWait:  map[string]metrics.Tally{"workload-high": {Count: 20, Sum: 0.25}},
+		Etcd:     map[string]metrics.Tally{"update pods": {Count: 40, Sum: 0.0625}},
 	}}
 	if !reflect.DeepEqual(res.APIServer, want) {
 		t.Errorf("apiserver %+v, want %+v", res.APIServer, want)

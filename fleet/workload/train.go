@@ -180,6 +180,9 @@ type TrainResult struct {
 	// controller-manager's verbs by controller, which its /metrics do
 	// not tell apart.
 	AuditedRequests map[string]map[string]int `json:"auditedRequests,omitempty"`
+	// AuditedTimes are the apiserver's times on the same requests, by
+	// phase and the same keys.
+	AuditedTimes map[string]map[string]AuditedTimes `json:"auditedTimes,omitempty"`
 	// HoldSeconds is how long the run watched the jobs after every one
 	// ran (TrainOptions.Hold, less when interrupted).
 	HoldSeconds float64 `json:"holdSeconds,omitempty"`

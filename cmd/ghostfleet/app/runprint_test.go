@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
+	"github.com/ghostfleet/ghostfleet/fleet/workload"
 	"github.com/ghostfleet/ghostfleet/metrics"
 	"github.com/ghostfleet/ghostfleet/metrics/report"
 )
@@ -53,6 +54,25 @@ func TestCounted(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	if got := counted(nil, 3); got != "none" {
+		t.Errorf("none: %q", got)
+	}
+}
+
+// auditedTimes puts the kinds the apiserver spent most on first, with
+// their mean, and splits only the slow ones' time.
+func TestAuditedTimes(t *testing.T) {
+	counts := map[string]int{"generic-garbage-collector delete pods": 400, "kwok delete pods": 100, "job-controller create pods": 50, "scheduler create pods/binding": 1}
+	times := map[string]workload.AuditedTimes{
+		"generic-garbage-collector delete pods": {Seconds: 100, Slow: 40, SlowSeconds: 30, SlowEtcdSeconds: 3, SlowAPFSeconds: 0},
+		"kwok delete pods":                      {Seconds: 5},
+		"job-controller create pods":            {Seconds: 2},
+		"scheduler create pods/binding":         {Seconds: 0.01},
+	}
+	want := "generic-garbage-collector delete pods 100.0s, 250ms each over 400 (40 over 0.5s: 10% of their time in etcd, 0% in APF's queues); kwok delete pods 5.0s, 50ms each over 100"
+	if got := auditedTimes(counts, times, 2); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := auditedTimes(nil, nil, 3); got != "none" {
 		t.Errorf("none: %q", got)
 	}
 }
