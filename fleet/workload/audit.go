@@ -128,14 +128,16 @@ type auditLog struct {
 // (apiserver.latency.k8s.io/*, k8s.io/apiserver's filters/audit.go):
 // Slow of them, their SlowSeconds, and of those their time in etcd and
 // in API Priority and Fairness's queues (SlowEtcdSeconds,
-// SlowAPFSeconds). A slow request the apiserver tracked no layer of is
-// not counted as slow.
+// SlowAPFSeconds: the wall time of its calls to etcd, retries
+// included; its wait in a queue, 0 for exempt clients). A slow request
+// the apiserver tracked no layer of is not counted as slow. Failed
+// requests count with the rest.
 type AuditedTimes struct {
 	Seconds         float64 `json:"seconds"`
-	Slow            int     `json:"slow,omitempty"`
-	SlowSeconds     float64 `json:"slowSeconds,omitempty"`
-	SlowEtcdSeconds float64 `json:"slowEtcdSeconds,omitempty"`
-	SlowAPFSeconds  float64 `json:"slowApfSeconds,omitempty"`
+	Slow            int     `json:"slow"`
+	SlowSeconds     float64 `json:"slowSeconds"`
+	SlowEtcdSeconds float64 `json:"slowEtcdSeconds"`
+	SlowAPFSeconds  float64 `json:"slowApfSeconds"`
 }
 
 // The audit annotations of a slow request's time in etcd and in APF's

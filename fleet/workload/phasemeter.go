@@ -49,8 +49,10 @@ type ControllerManagerWaits struct {
 //     every request's, watches and rejected ones included);
 //   - Etcd, by "operation resource" ("update pods"): the apiserver's
 //     calls to etcd, how many and their seconds, every request's
-//     (etcd_request_duration_seconds). One request can make several (a
-//     write that conflicts with another is read again and retried).
+//     (etcd_request_duration_seconds). One request can make several: a
+//     DELETE of a pod reads it, then updates it, and a write that
+//     conflicts is retried with the value its failed transaction
+//     returned.
 //
 // Entries with no observation in the phase are left out.
 type APIServerTimes struct {
