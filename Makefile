@@ -199,8 +199,8 @@ experiment-f-restart-writes:
 experiment-f-restart-audit:
 	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-burst-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gang.yaml" hack/experiment-f-breaks.sh
 
-# F, fourteenth part: QPS 500 with the audit log and five times the garbage
-# collector's workers.
+# F, fourteenth and sixteenth parts: QPS 500 with the audit log and five
+# times the garbage collector's workers.
 experiment-f-restart-gc-workers:
 	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml" hack/experiment-f-breaks.sh
 

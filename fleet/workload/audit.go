@@ -129,23 +129,29 @@ type auditLog struct {
 // Slow of them, their SlowSeconds, and of those their time in etcd and
 // in API Priority and Fairness's queues (SlowEtcdSeconds,
 // SlowAPFSeconds: the wall time of its calls to etcd, retries
-// included; its wait in a queue, 0 for exempt clients). A slow request
-// the apiserver tracked no layer of is not counted as slow. Failed
-// requests count with the rest.
+// included; its wait in a queue, 0 for exempt clients), and the other
+// layers annotated, by layer (SlowOtherSeconds: "response-write",
+// "authentication", …). A slow request the apiserver tracked no layer
+// of is not counted as slow. Failed requests count with the rest.
 type AuditedTimes struct {
 	Seconds         float64 `json:"seconds"`
 	Slow            int     `json:"slow"`
 	SlowSeconds     float64 `json:"slowSeconds"`
 	SlowEtcdSeconds float64 `json:"slowEtcdSeconds"`
 	SlowAPFSeconds  float64 `json:"slowApfSeconds"`
+	// The other layers' times of the slow requests, by the annotation's
+	// name less latencyAnnotationPrefix.
+	SlowOtherSeconds map[string]float64 `json:"slowOtherSeconds,omitempty"`
 }
 
-// The audit annotations of a slow request's time in etcd and in APF's
-// queues, and of its whole time (set only when the others are).
+// The audit annotations of a slow request's layers, among them its time
+// in etcd and in APF's queues, and of its whole time (set only when a
+// layer is).
 const (
-	etcdLatencyAnnotation  = "apiserver.latency.k8s.io/etcd"
-	apfLatencyAnnotation   = "apiserver.latency.k8s.io/apf-queue-wait"
-	totalLatencyAnnotation = "apiserver.latency.k8s.io/total"
+	latencyAnnotationPrefix = "apiserver.latency.k8s.io/"
+	etcdLatencyAnnotation   = latencyAnnotationPrefix + "etcd"
+	apfLatencyAnnotation    = latencyAnnotationPrefix + "apf-queue-wait"
+	totalLatencyAnnotation  = latencyAnnotationPrefix + "total"
 )
 
 // add counts one request's time: from received to answered, and the
@@ -159,6 +165,16 @@ func (t *AuditedTimes) add(received, answered time.Time, annotations map[string]
 	t.SlowSeconds += answered.Sub(received).Seconds()
 	t.SlowEtcdSeconds += annotatedSeconds(annotations, etcdLatencyAnnotation)
 	t.SlowAPFSeconds += annotatedSeconds(annotations, apfLatencyAnnotation)
+	for key := range annotations {
+		layer, ok := strings.CutPrefix(key, latencyAnnotationPrefix)
+		if !ok || key == etcdLatencyAnnotation || key == apfLatencyAnnotation || key == totalLatencyAnnotation {
+			continue
+		}
+		if t.SlowOtherSeconds == nil {
+			t.SlowOtherSeconds = map[string]float64{}
+		}
+		t.SlowOtherSeconds[layer] += annotatedSeconds(annotations, key)
+	}
 }
 
 // annotatedSeconds is the duration an annotation holds ("12.3ms"), in

@@ -144,10 +144,10 @@ func TestAuditedTimes(t *testing.T) {
 	lines := []string{
 		auditLine("ResponseComplete", "delete", "pods", "a-1", gcAgent, 200, at(100), at(200)),
 		annotated(auditLine("ResponseComplete", "delete", "pods", "a-2", gcAgent, 200, at(300), at(1100)),
-			`"apiserver.latency.k8s.io/etcd":"300ms","apiserver.latency.k8s.io/apf-queue-wait":"50ms","apiserver.latency.k8s.io/total":"800ms"`),
+			`"apiserver.latency.k8s.io/etcd":"300ms","apiserver.latency.k8s.io/apf-queue-wait":"50ms","apiserver.latency.k8s.io/total":"800ms","apiserver.latency.k8s.io/response-write":"200ms","apiserver.latency.k8s.io/authentication":"1ms","mutation.webhook.admission.k8s.io/round_0":"{}"`),
 		auditLine("ResponseComplete", "delete", "pods", "a-3", gcAgent, 200, at(400), at(1000)), // slow, no layer tracked
 		annotated(auditLine("ResponseComplete", "delete", "pods", "a-4", gcAgent, 200, at(500), at(1200)),
-			`"apiserver.latency.k8s.io/total":"700ms","apiserver.latency.k8s.io/etcd":"soon"`), // a layer's time unreadable
+			`"apiserver.latency.k8s.io/total":"700ms","apiserver.latency.k8s.io/etcd":"soon","apiserver.latency.k8s.io/response-write":"100ms"`), // a layer's time unreadable
 		auditLine("ResponseComplete", "delete", "pods", "a-1", "kwok/v0.8.0 (linux/amd64)", 200, at(600), at(620)),
 		auditLine("ResponseComplete", "get", "pods", "a-1", gcAgent, 404, at(2100), at(2130)),
 	}
@@ -162,8 +162,9 @@ func TestAuditedTimes(t *testing.T) {
 	}
 	want := map[string]map[string]AuditedTimes{
 		"train": {
-			"generic-garbage-collector delete pods": {Seconds: 2.2, Slow: 2, SlowSeconds: 1.5, SlowEtcdSeconds: 0.3, SlowAPFSeconds: 0.05},
-			"kwok delete pods":                      {Seconds: 0.02},
+			"generic-garbage-collector delete pods": {Seconds: 2.2, Slow: 2, SlowSeconds: 1.5, SlowEtcdSeconds: 0.3, SlowAPFSeconds: 0.05,
+				SlowOtherSeconds: map[string]float64{"response-write": 0.3, "authentication": 0.001}},
+			"kwok delete pods": {Seconds: 0.02},
 		},
 		"hold": {"generic-garbage-collector get pods": {Seconds: 0.03}},
 	}
@@ -175,8 +176,13 @@ func TestAuditedTimes(t *testing.T) {
 		for k, w := range byKey {
 			g := got[k]
 			if len(got) != len(byKey) || g.Slow != w.Slow || math.Abs(g.Seconds-w.Seconds) > 1e-9 || math.Abs(g.SlowSeconds-w.SlowSeconds) > 1e-9 ||
-				math.Abs(g.SlowEtcdSeconds-w.SlowEtcdSeconds) > 1e-9 || math.Abs(g.SlowAPFSeconds-w.SlowAPFSeconds) > 1e-9 {
+				math.Abs(g.SlowEtcdSeconds-w.SlowEtcdSeconds) > 1e-9 || math.Abs(g.SlowAPFSeconds-w.SlowAPFSeconds) > 1e-9 || len(g.SlowOtherSeconds) != len(w.SlowOtherSeconds) {
 				t.Errorf("%s %s: %+v of %+v, want %+v", phase, k, g, got, w)
+			}
+			for layer, s := range w.SlowOtherSeconds {
+				if math.Abs(g.SlowOtherSeconds[layer]-s) > 1e-9 {
+					t.Errorf("%s %s, %s: %+v, want %+v", phase, k, layer, g.SlowOtherSeconds, w.SlowOtherSeconds)
+				}
 			}
 		}
 	}

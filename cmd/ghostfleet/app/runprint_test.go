@@ -63,12 +63,13 @@ func TestCounted(t *testing.T) {
 func TestAuditedTimes(t *testing.T) {
 	counts := map[string]int{"generic-garbage-collector delete pods": 400, "kwok delete pods": 100, "job-controller create pods": 50, "scheduler create pods/binding": 1}
 	times := map[string]workload.AuditedTimes{
-		"generic-garbage-collector delete pods": {Seconds: 100, Slow: 40, SlowSeconds: 30, SlowEtcdSeconds: 3, SlowAPFSeconds: 0},
-		"kwok delete pods":                      {Seconds: 5},
-		"job-controller create pods":            {Seconds: 2},
-		"scheduler create pods/binding":         {Seconds: 0.01},
+		"generic-garbage-collector delete pods": {Seconds: 100, Slow: 40, SlowSeconds: 30, SlowEtcdSeconds: 3, SlowAPFSeconds: 0,
+			SlowOtherSeconds: map[string]float64{"authentication": 0.3, "response-write": 12, "authorization": 0.3}},
+		"kwok delete pods":              {Seconds: 5},
+		"job-controller create pods":    {Seconds: 2},
+		"scheduler create pods/binding": {Seconds: 0.01},
 	}
-	want := "generic-garbage-collector delete pods 100.0s, 250ms each over 400 (40 over 0.5s: 10% of their time in etcd, 0% in APF's queues); kwok delete pods 5.0s, 50ms each over 100"
+	want := "generic-garbage-collector delete pods 100.0s, 250ms each over 400 (40 over 0.5s: 10% of their time in etcd, 0% in APF's queues, most of the other layers' in response-write, 40%); kwok delete pods 5.0s, 50ms each over 100"
 	if got := auditedTimes(counts, times, 2); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

@@ -76,7 +76,8 @@ control plane, read from each source as each phase ends:
     apiServer.auditPolicy: the requests it holds by client (the
     controller-manager's controller), verb and resource, with the
     apiserver's time on them (and, for those over 0.5s, their time in
-    etcd and in APF's queues, as the apiserver annotates them), and each
+    etcd, in APF's queues and in its other layers, as the apiserver
+    annotates them), and each
     whole-job restart's teardown split where the apiserver saw it (the
     Job's DELETE received and answered, the first request about the job
     from the client that sent the first worker's DELETE, the workers'
@@ -237,7 +238,8 @@ func counted(m map[string]int, n int) string {
 // auditedTimes says which n kinds of request the apiserver spent most
 // time on, with their mean and the slow ones' split: "generic-garbage-
 // collector delete pods 120.3s, 281ms each over 428 (70 over 0.5s: 12%
-// of their time in etcd, 0% in APF's queues); …".
+// of their time in etcd, 0% in APF's queues, most of the other layers'
+// in response-write, 40%); …".
 func auditedTimes(counts map[string]int, times map[string]workload.AuditedTimes, n int) string {
 	keys := slices.Collect(maps.Keys(times))
 	slices.SortFunc(keys, func(a, b string) int {
@@ -248,7 +250,14 @@ func auditedTimes(counts map[string]int, times map[string]workload.AuditedTimes,
 		t := times[k]
 		part := fmt.Sprintf("%s %.1fs, %.0fms each over %d", k, t.Seconds, 1000*t.Seconds/float64(max(counts[k], 1)), counts[k])
 		if t.Slow > 0 {
-			part += fmt.Sprintf(" (%d over 0.5s: %.0f%% of their time in etcd, %.0f%% in APF's queues)", t.Slow, 100*t.SlowEtcdSeconds/t.SlowSeconds, 100*t.SlowAPFSeconds/t.SlowSeconds)
+			part += fmt.Sprintf(" (%d over 0.5s: %.0f%% of their time in etcd, %.0f%% in APF's queues", t.Slow, 100*t.SlowEtcdSeconds/t.SlowSeconds, 100*t.SlowAPFSeconds/t.SlowSeconds)
+			if layers := slices.Collect(maps.Keys(t.SlowOtherSeconds)); len(layers) > 0 {
+				top := slices.MaxFunc(layers, func(a, b string) int {
+					return cmp.Or(cmp.Compare(t.SlowOtherSeconds[a], t.SlowOtherSeconds[b]), strings.Compare(b, a))
+				})
+				part += fmt.Sprintf(", most of the other layers' in %s, %.0f%%", top, 100*t.SlowOtherSeconds[top]/t.SlowSeconds)
+			}
+			part += ")"
 		}
 		parts = append(parts, part)
 	}
