@@ -204,9 +204,10 @@ experiment-f-restart-audit:
 experiment-f-restart-gc-workers:
 	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml" hack/experiment-f-breaks.sh
 
-# F, fifteenth part: the burst alone, QPS 500, and QPS 500 with five times
-# the collector's workers, in one sitting, each with the audit log; train
-# records the apiserver's time on each client's requests and its calls to
-# etcd.
+# F, fifteenth and seventeenth parts: the burst alone, QPS 500, and QPS 500
+# with five times the collector's workers, in one sitting, each with the
+# audit log; train records the apiserver's time on each client's requests,
+# its calls to etcd, its goroutines' waits to run and every process's
+# wait for a core.
 experiment-f-restart-request-times:
 	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-burst-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml" hack/experiment-f-breaks.sh

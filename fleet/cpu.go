@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -81,6 +83,76 @@ func parseStatCPU(stat string) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// ComponentRunQueueWait returns how long each of the cluster's processes,
+// and GhostFleet's own, has waited for a core so far: the time its threads
+// were ready to run but not running (the kernel's run_delay, the second
+// field of /proc/PID/task/TID/schedstat), summed over the threads alive
+// now. On a machine with fewer cores than busy processes this is work
+// that was ready and waited; a thread that ended takes its wait with it,
+// so a later reading can be lower.
+func ComponentRunQueueWait(name string) (map[string]time.Duration, error) {
+	pids, err := PIDs(name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]time.Duration{}
+	for component, pid := range pids {
+		wait, err := runQueueWait(fmt.Sprintf("/proc/%d/task", pid))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // not running
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[component] = wait
+	}
+	wait, err := runQueueWait("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	out[SelfComponent] = wait
+	return out, nil
+}
+
+// runQueueWait sums run_delay over the threads of the task directory
+// dir. A thread that ends while it is read is skipped.
+func runQueueWait(dir string) (time.Duration, error) {
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		data, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		wait, err := parseRunDelay(string(data))
+		if err != nil {
+			return 0, fmt.Errorf("%s/%s/schedstat: %w", dir, t.Name(), err)
+		}
+		sum += wait
+	}
+	return sum, nil
+}
+
+// parseRunDelay reads the second of a schedstat line's three fields: time
+// on a core, time waiting on a run queue, timeslices; in nanoseconds.
+func parseRunDelay(schedstat string) (time.Duration, error) {
+	fields := strings.Fields(schedstat)
+	if len(fields) != 3 {
+		return 0, fmt.Errorf("%d fields, want 3 (on-cpu, run-queue wait, timeslices)", len(fields))
+	}
+	ns, err := strconv.ParseInt(fields[1], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(ns), nil
 }
 
 // SelfComponent names GhostFleet's own process (the load generator) in

@@ -2,6 +2,9 @@ package fleet
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -259,6 +262,30 @@ func TestParseStatCPU(t *testing.T) {
 	}
 	if _, err := parseStatCPU("garbage"); err == nil {
 		t.Error("garbage accepted")
+	}
+}
+
+// A thread's wait for a core is the second of schedstat's fields; a
+// process's sums its threads' (this test's own process is read), and a
+// process that is gone is said so.
+func TestRunQueueWait(t *testing.T) {
+	got, err := parseRunDelay("152718419 425712303 334\n")
+	if err != nil || got != 425712303*time.Nanosecond {
+		t.Errorf("parseRunDelay = %s, %v; want 425.712303ms", got, err)
+	}
+	for _, bad := range []string{"152718419 425712303", "1 two 3"} {
+		if _, err := parseRunDelay(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc here:", err)
+	}
+	if wait, err := runQueueWait("/proc/self/task"); err != nil || wait < 0 {
+		t.Errorf("runQueueWait(/proc/self/task) = %s, %v; want a wait and no error", wait, err)
+	}
+	if _, err := runQueueWait("/proc/self/no-such-dir"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing process: %v, want not exist", err)
 	}
 }
 

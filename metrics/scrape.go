@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -250,6 +252,39 @@ func HistogramTotals(text []byte, byLabels map[string][]string) (map[string]map[
 			by[key] = Tally{Count: t.Count + float64(h.GetSampleCount()), Sum: t.Sum + h.GetSampleSum()}
 		}
 		out[name] = by
+	}
+	return out, nil
+}
+
+// HistogramBuckets reads, from one scrape (text, the Prometheus text
+// format), histogram name's cumulative bucket counts summed over its
+// series: each bucket's upper bound, formatted as strconv's 'g' does, →
+// a tally whose Count is how many observations were at most that bound
+// ("+Inf" is all of them). nil when the text lacks the histogram.
+func HistogramBuckets(text []byte, name string) (map[string]Tally, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
+	mf, ok := families[name]
+	if !ok {
+		return nil, nil
+	}
+	if mf.GetType() != dto.MetricType_HISTOGRAM {
+		return nil, fmt.Errorf("%s is a %s, not a histogram", name, strings.ToLower(mf.GetType().String()))
+	}
+	out := map[string]Tally{}
+	for _, m := range mf.GetMetric() {
+		h := m.GetHistogram()
+		for _, b := range h.GetBucket() {
+			if math.IsInf(b.GetUpperBound(), 1) {
+				continue // the count's
+			}
+			le := strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)
+			out[le] = Tally{Count: out[le].Count + float64(b.GetCumulativeCount())}
+		}
+		out["+Inf"] = Tally{Count: out["+Inf"].Count + float64(h.GetSampleCount())}
 	}
 	return out, nil
 }

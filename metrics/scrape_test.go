@@ -181,3 +181,42 @@ workqueue_depth{name="job"} 4
 		t.Errorf("Minus: %+v, want 3 observations of 1s in all", d)
 	}
 }
+
+// A histogram's buckets are summed over its series by upper bound, +Inf
+// once (the count); one the text lacks is nil, a gauge is an error.
+func TestHistogramBuckets(t *testing.T) {
+	text := []byte(`# TYPE go_sched_latencies_seconds histogram
+go_sched_latencies_seconds_bucket{le="6.399999999999999e-08"} 3
+go_sched_latencies_seconds_bucket{le="0.010485759999999998"} 7
+go_sched_latencies_seconds_bucket{le="+Inf"} 8
+go_sched_latencies_seconds_sum 0.5
+go_sched_latencies_seconds_count 8
+# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{verb="GET",le="0.1"} 2
+apiserver_request_duration_seconds_bucket{verb="GET",le="+Inf"} 2
+apiserver_request_duration_seconds_sum{verb="GET"} 0.1
+apiserver_request_duration_seconds_count{verb="GET"} 2
+apiserver_request_duration_seconds_bucket{verb="PUT",le="0.1"} 1
+apiserver_request_duration_seconds_bucket{verb="PUT",le="+Inf"} 4
+apiserver_request_duration_seconds_sum{verb="PUT"} 2
+apiserver_request_duration_seconds_count{verb="PUT"} 4
+# TYPE go_goroutines gauge
+go_goroutines 12
+`)
+	got, err := HistogramBuckets(text, "go_sched_latencies_seconds")
+	want := map[string]Tally{"6.399999999999999e-08": {Count: 3}, "0.010485759999999998": {Count: 7}, "+Inf": {Count: 8}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("one series: %v, %v; want %v", got, err, want)
+	}
+	got, err = HistogramBuckets(text, "apiserver_request_duration_seconds")
+	want = map[string]Tally{"0.1": {Count: 3}, "+Inf": {Count: 6}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("two series: %v, %v; want %v", got, err, want)
+	}
+	if got, err := HistogramBuckets(text, "go_sched_pauses_total_gc_seconds"); got != nil || err != nil {
+		t.Errorf("absent: %v, %v; want nil, nil", got, err)
+	}
+	if _, err := HistogramBuckets(text, "go_goroutines"); err == nil || !strings.Contains(err.Error(), "go_goroutines is a gauge, not a histogram") {
+		t.Errorf("a gauge: %v", err)
+	}
+}

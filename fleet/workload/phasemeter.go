@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,13 +53,43 @@ type ControllerManagerWaits struct {
 //     (etcd_request_duration_seconds). One request can make several: a
 //     DELETE of a pod reads it, then updates it, and a write that
 //     conflicts is retried with the value its failed transaction
-//     returned.
+//     returned;
+//   - GoSched: its goroutines' waits from ready to running, by bucket
+//     (Go's go_sched_latencies_seconds): time waiting for one of the
+//     process's GOMAXPROCS slots, not for the machine's cores (a thread
+//     the kernel has set aside still counts as running; the process's
+//     run-queue wait is that);
+//   - GCPauses: its garbage collector's stop-the-world pauses, how many
+//     and their seconds (go_sched_pauses_total_gc_seconds), during which
+//     no goroutine ran.
 //
-// Entries with no observation in the phase are left out.
+// Entries with no observation in the phase are left out; GoSched and
+// GCPauses are absent when the apiserver does not expose them.
 type APIServerTimes struct {
 	Requests map[string]metrics.Tally `json:"requests"`
 	APFWait  map[string]metrics.Tally `json:"apfWait"`
 	Etcd     map[string]metrics.Tally `json:"etcd,omitempty"`
+	GoSched  *Waits                   `json:"goSchedLatency,omitempty"`
+	GCPauses *metrics.Tally           `json:"gcPauses,omitempty"`
+}
+
+// Waits are a phase's observations of a histogram of waits: how many,
+// their seconds as the histogram sums them, and how many fell in each
+// bucket, from the shortest. Go's runtime histograms, as client_golang
+// exposes them, sum each wait at its bucket's lower bound, with buckets
+// a factor of about 11 apart: Seconds is then a lower bound, and the
+// buckets say more.
+type Waits struct {
+	Count   float64  `json:"count"`
+	Seconds float64  `json:"seconds"`
+	Buckets []Bucket `json:"buckets"`
+}
+
+// Bucket is how many waits of a phase were at least AtLeast seconds and
+// shorter than the next bucket's.
+type Bucket struct {
+	AtLeast float64 `json:"atLeastSeconds"`
+	Count   float64 `json:"count"`
 }
 
 // SchedulerAttempts is what kube-scheduler tried during one phase of a
@@ -78,13 +109,15 @@ const (
 	APIServerUnrecorded         = "the apiserver's request times are not recorded"
 	SchedulerUnrecorded         = "the scheduler's attempts are not recorded"
 	CPUUnrecorded               = "the control plane's CPU by phase is not recorded"
+	RunQueueUnrecorded          = "the control plane's waits for a core are not recorded"
 )
 
 // The histograms the meters read: the controller-manager's client waits
 // by verb and its work queues' by queue name; the apiserver's requests by
 // verb, resource and subresource, APF's queuing by priority level and its
 // calls to etcd by operation and resource; the scheduler's attempts by
-// result.
+// result; the apiserver's Go runtime's scheduling latencies and garbage
+// collection pauses.
 const (
 	rateLimiterHistogram = "rest_client_rate_limiter_duration_seconds"
 	queueHistogram       = "workqueue_queue_duration_seconds"
@@ -93,7 +126,12 @@ const (
 	apfWaitHistogram     = "apiserver_flowcontrol_request_wait_duration_seconds"
 	etcdHistogram        = "etcd_request_duration_seconds"
 	attemptHistogram     = "scheduler_scheduling_attempt_duration_seconds"
+	goSchedHistogram     = "go_sched_latencies_seconds"
+	gcPauseHistogram     = "go_sched_pauses_total_gc_seconds"
+	goSchedBuckets       = goSchedHistogram + bucketsSuffix
+	bucketsSuffix        = " buckets" // a histogram's cumulative counts by upper bound, every bound kept
 	cpuSource            = "cpu"
+	runQueueSource       = "runQueue"
 )
 
 // longRunningVerbs are the apiserver's verbs whose requests last as long
@@ -102,7 +140,8 @@ const (
 // stay in; a training run makes none.
 var longRunningVerbs = []string{"WATCH", "WATCHLIST", "CONNECT"}
 
-// reading is one read of a source: histogram (or cpuSource) → key → tally.
+// reading is one read of a source: histogram (or cpuSource,
+// runQueueSource) → key → tally.
 type reading map[string]map[string]metrics.Tally
 
 // of is one histogram's tallies, empty (not nil) when it was not exposed.
@@ -111,6 +150,52 @@ func (r reading) of(name string) map[string]metrics.Tally {
 		return by
 	}
 	return map[string]metrics.Tally{}
+}
+
+// whole is the tally of a histogram read without labels, nil when it was
+// not exposed.
+func (r reading) whole(name string) *metrics.Tally {
+	by, ok := r[name]
+	if !ok {
+		return nil
+	}
+	t := by[""]
+	return &t
+}
+
+// waits is a histogram read without labels, with its buckets (read by
+// metrics.HistogramBuckets into bucketsName), nil when it was not exposed.
+func (r reading) waits(name, bucketsName string) *Waits {
+	t := r.whole(name)
+	if t == nil {
+		return nil
+	}
+	cumulative := r.of(bucketsName)
+	bounds := make([]float64, 0, len(cumulative))
+	for le := range cumulative {
+		if b, err := strconv.ParseFloat(le, 64); err == nil && !math.IsInf(b, 1) {
+			bounds = append(bounds, b)
+		}
+	}
+	slices.Sort(bounds)
+	w := &Waits{Count: t.Count, Seconds: t.Sum, Buckets: make([]Bucket, 0, len(bounds)+1)}
+	from, below := 0.0, 0.0
+	for _, b := range bounds {
+		n := cumulative[strconv.FormatFloat(b, 'g', -1, 64)].Count
+		w.Buckets = append(w.Buckets, Bucket{AtLeast: from, Count: n - below})
+		from, below = b, n
+	}
+	w.Buckets = append(w.Buckets, Bucket{AtLeast: from, Count: t.Count - below})
+	return w
+}
+
+// seconds is a /proc source's seconds by process.
+func (r reading) seconds(source string) map[string]float64 {
+	out := map[string]float64{}
+	for c, t := range r[source] {
+		out[c] = math.Round(t.Sum*1e6) / 1e6 // the float's noise off
+	}
+	return out
 }
 
 // histogramReader reads the given histograms from e's /metrics.
@@ -125,13 +210,24 @@ func histogramReader(e metrics.Endpoint, byLabels map[string][]string) func(cont
 }
 
 // apiserverReader reads the apiserver's request, APF and etcd
-// histograms, leaving out the long-running requests.
+// histograms, leaving out the long-running requests, and its Go
+// runtime's, the scheduling latencies with their buckets.
 func apiserverReader(e metrics.Endpoint) func(context.Context) (reading, error) {
-	read := histogramReader(e, map[string][]string{requestHistogram: {"verb", "resource", "subresource"}, apfWaitHistogram: {"priority_level"}, etcdHistogram: {"operation", "resource"}})
 	return func(ctx context.Context) (reading, error) {
-		r, err := read(ctx)
+		body, err := metrics.Scrape(ctx, e)
 		if err != nil {
 			return nil, err
+		}
+		r, err := metrics.HistogramTotals(body, map[string][]string{requestHistogram: {"verb", "resource", "subresource"}, apfWaitHistogram: {"priority_level"}, etcdHistogram: {"operation", "resource"}, goSchedHistogram: nil, gcPauseHistogram: nil})
+		if err != nil {
+			return nil, err
+		}
+		buckets, err := metrics.HistogramBuckets(body, goSchedHistogram)
+		if err != nil {
+			return nil, err
+		}
+		if buckets != nil {
+			r[goSchedBuckets] = buckets
 		}
 		for key := range r[requestHistogram] {
 			if verb, _, _ := strings.Cut(key, " "); slices.Contains(longRunningVerbs, verb) {
@@ -142,26 +238,28 @@ func apiserverReader(e metrics.Endpoint) func(context.Context) (reading, error) 
 	}
 }
 
-// cpuReader reads the CPU time each of cluster's processes (and
-// GhostFleet's own) has used, from /proc, as tallies' sums.
-func cpuReader(cluster string) func(context.Context) (reading, error) {
+// procReader reads a time per process of cluster (and GhostFleet's own)
+// from /proc with read (fleet.ComponentCPU, fleet.ComponentRunQueueWait),
+// as source's tallies' sums.
+func procReader(cluster, source string, read func(string) (map[string]time.Duration, error)) func(context.Context) (reading, error) {
 	return func(context.Context) (reading, error) {
-		cpu, err := fleet.ComponentCPU(cluster)
+		times, err := read(cluster)
 		if err != nil {
 			return nil, err
 		}
 		by := map[string]metrics.Tally{}
-		for c, t := range cpu {
+		for c, t := range times {
 			by[c] = metrics.Tally{Sum: t.Seconds()}
 		}
-		return reading{cpuSource: by}, nil
+		return reading{source: by}, nil
 	}
 }
 
 // between is what a source added from one reading to a later one. A
 // total that went down, or is gone, says the two readings are not of one
 // process (it restarted or was down, or another replica answered): an
-// error, not a difference.
+// error, not a difference. What did not move is left out, but for a
+// histogram's buckets, whose bounds are all kept.
 func between(before, after reading) (reading, error) {
 	var reset error
 	for name, by := range before {
@@ -179,7 +277,7 @@ func between(before, after reading) (reading, error) {
 			if d.Count < 0 || d.Sum < 0 {
 				reset = fmt.Errorf("%s{%s} went down between two readings: the process restarted or another replica answered", name, key)
 			}
-			if d != (metrics.Tally{}) {
+			if d != (metrics.Tally{}) || strings.HasSuffix(name, bucketsSuffix) {
 				out[name][key] = d
 			}
 		}
@@ -266,10 +364,11 @@ func byPhase[T any](m *phaseMeter, f func(reading) T) map[string]T {
 }
 
 // controlPlaneMeters meter a run's phases: the controller-manager's waits,
-// the apiserver's request times, the scheduler's attempts and each
-// process's CPU, each as far as its source can be read.
+// the apiserver's request times, the scheduler's attempts, each
+// process's CPU and its wait for a core, each as far as its source can be
+// read.
 type controlPlaneMeters struct {
-	controllerManager, apiserver, scheduler, cpu *phaseMeter
+	controllerManager, apiserver, scheduler, cpu, runQueue *phaseMeter
 }
 
 // MeterSources are where a run reads its phases' costs; a source left
@@ -280,8 +379,8 @@ type MeterSources struct {
 	ControllerManager *metrics.Endpoint
 	APIServer         *metrics.Endpoint
 	Scheduler         *metrics.Endpoint
-	// Cluster is GhostFleet's own fleet, whose processes' CPU is read
-	// from /proc ("" on an attached cluster).
+	// Cluster is GhostFleet's own fleet, whose processes' CPU and waits
+	// for a core are read from /proc ("" on an attached cluster).
 	Cluster string
 	// AuditLog is kube-apiserver's audit log, read for when the
 	// apiserver received and answered requests ("" when the fleet keeps
@@ -290,7 +389,7 @@ type MeterSources struct {
 }
 
 func startControlPlaneMeters(ctx context.Context, s MeterSources, report progress.Func) controlPlaneMeters {
-	var cm, api, sched, cpu func(context.Context) (reading, error)
+	var cm, api, sched, cpu, runQueue func(context.Context) (reading, error)
 	if s.ControllerManager != nil {
 		cm = histogramReader(*s.ControllerManager, map[string][]string{rateLimiterHistogram: {"verb"}, queueHistogram: {"name"}, workHistogram: {"name"}})
 	}
@@ -301,13 +400,15 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 		sched = histogramReader(*s.Scheduler, map[string][]string{attemptHistogram: {"result"}})
 	}
 	if s.Cluster != "" {
-		cpu = cpuReader(s.Cluster)
+		cpu = procReader(s.Cluster, cpuSource, fleet.ComponentCPU)
+		runQueue = procReader(s.Cluster, runQueueSource, fleet.ComponentRunQueueWait)
 	}
 	return controlPlaneMeters{
 		controllerManager: startPhaseMeter(ctx, ControllerManagerUnrecorded, cm, report),
 		apiserver:         startPhaseMeter(ctx, APIServerUnrecorded, api, report),
 		scheduler:         startPhaseMeter(ctx, SchedulerUnrecorded, sched, report),
 		cpu:               startPhaseMeter(ctx, CPUUnrecorded, cpu, report),
+		runQueue:          startPhaseMeter(ctx, RunQueueUnrecorded, runQueue, report),
 	}
 }
 
@@ -317,6 +418,7 @@ func (m controlPlaneMeters) phase(ctx context.Context, name string) {
 	m.apiserver.phase(ctx, name)
 	m.scheduler.phase(ctx, name)
 	m.cpu.phase(ctx, name)
+	m.runQueue.phase(ctx, name)
 }
 
 // record puts the phases' figures into res.
@@ -325,16 +427,11 @@ func (m controlPlaneMeters) record(res *TrainResult) {
 		return ControllerManagerWaits{RateLimiter: r.of(rateLimiterHistogram), Queued: r.of(queueHistogram), Work: r.of(workHistogram)}
 	})
 	res.APIServer = byPhase(m.apiserver, func(r reading) APIServerTimes {
-		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram), Etcd: r.of(etcdHistogram)}
+		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram), Etcd: r.of(etcdHistogram), GoSched: r.waits(goSchedHistogram, goSchedBuckets), GCPauses: r.whole(gcPauseHistogram)}
 	})
 	res.Scheduler = byPhase(m.scheduler, func(r reading) SchedulerAttempts {
 		return SchedulerAttempts{Attempts: r.of(attemptHistogram)}
 	})
-	res.CPU = byPhase(m.cpu, func(r reading) map[string]float64 {
-		out := map[string]float64{}
-		for c, t := range r[cpuSource] {
-			out[c] = math.Round(t.Sum*1e6) / 1e6 // the float's noise off
-		}
-		return out
-	})
+	res.CPU = byPhase(m.cpu, func(r reading) map[string]float64 { return r.seconds(cpuSource) })
+	res.RunQueue = byPhase(m.runQueue, func(r reading) map[string]float64 { return r.seconds(runQueueSource) })
 }

@@ -84,13 +84,25 @@ etcd_request_duration_seconds_count{group="",operation="update",resource="pods"}
 etcd_request_duration_seconds_bucket{group="batch",operation="get",resource="jobs",le="+Inf"} 3
 etcd_request_duration_seconds_sum{group="batch",operation="get",resource="jobs"} 0.01
 etcd_request_duration_seconds_count{group="batch",operation="get",resource="jobs"} 3
-`, deletes, deleteSum, watchSum, apfSum, 2*deletes, deleteSum/8))
+# TYPE go_sched_latencies_seconds histogram
+go_sched_latencies_seconds_bucket{le="6.399999999999999e-08"} 50
+go_sched_latencies_seconds_bucket{le="0.0009175039999999999"} %[7]g
+go_sched_latencies_seconds_bucket{le="0.010485759999999998"} %[8]g
+go_sched_latencies_seconds_bucket{le="+Inf"} %[8]g
+go_sched_latencies_seconds_sum %[9]g
+go_sched_latencies_seconds_count %[8]g
+# TYPE go_sched_pauses_total_gc_seconds histogram
+go_sched_pauses_total_gc_seconds_bucket{le="+Inf"} %[1]g
+go_sched_pauses_total_gc_seconds_sum %[10]g
+go_sched_pauses_total_gc_seconds_count %[1]g
+`, deletes, deleteSum, watchSum, apfSum, 2*deletes, deleteSum/8, 10*deletes, 11*deletes, deletes/1024, deletes/8192))
 }
 
 // The apiserver's requests are recorded by verb and resource, APF's waits
-// by priority level, its calls to etcd by operation and resource, and
-// watches (a connection's life) not at all; the scheduler's attempts by
-// result.
+// by priority level, its calls to etcd by operation and resource, its
+// goroutines' waits to run by bucket (every bucket, one that did not move
+// too) and its GC pauses, and watches (a connection's life) not at all;
+// the scheduler's attempts by result.
 func TestAPIServerMeterPhases(t *testing.T) {
 	n := 0
 	e := endpointOf("kube-apiserver", &n, apiserverText(10, 1, 100, 0), apiserverText(30, 1.5, 900, 0.25))
@@ -104,9 +116,16 @@ func TestAPIServerMeterPhases(t *testing.T) {
 		Requests: map[string]metrics.Tally{"DELETE pods": {Count: 20, Sum: 0.5}},
 		APFWait:  map[string]metrics.Tally{"workload-high": {Count: 20, Sum: 0.25}},
 		Etcd:     map[string]metrics.Tally{"update pods": {Count: 40, Sum: 0.0625}},
+		GoSched: &Waits{Count: 220, Seconds: 20.0 / 1024, Buckets: []Bucket{
+			{AtLeast: 0, Count: 0}, {AtLeast: 6.399999999999999e-08, Count: 200}, {AtLeast: 0.0009175039999999999, Count: 20}, {AtLeast: 0.010485759999999998, Count: 0},
+		}},
+		GCPauses: &metrics.Tally{Count: 20, Sum: 20.0 / 8192},
 	}}
 	if !reflect.DeepEqual(res.APIServer, want) {
 		t.Errorf("apiserver %+v, want %+v", res.APIServer, want)
+		if got := res.APIServer["hold"]; got.GoSched != nil && got.GCPauses != nil {
+			t.Errorf("goroutines' waits %+v, GC pauses %+v; want %+v, %+v", *got.GoSched, *got.GCPauses, *want["hold"].GoSched, *want["hold"].GCPauses)
+		}
 	}
 	wantSched := map[string]SchedulerAttempts{"hold": {Attempts: map[string]metrics.Tally{"unschedulable": {Count: 40, Sum: 4}}}}
 	if !reflect.DeepEqual(res.Scheduler, wantSched) {

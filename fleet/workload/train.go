@@ -206,11 +206,14 @@ type TrainResult struct {
 	// APIServer is, by phase, how long kube-apiserver took on the
 	// requests of every client (how busy the control plane was while a
 	// break tore down and recovered), Scheduler what kube-scheduler
-	// tried, and CPU each process's CPU seconds (GhostFleet's own fleet
-	// only); each absent as ControllerManager is.
+	// tried, CPU each process's CPU seconds and RunQueue the seconds its
+	// threads were ready to run but waited for a core
+	// (fleet.ComponentRunQueueWait; both GhostFleet's own fleet only);
+	// each absent as ControllerManager is.
 	APIServer map[string]APIServerTimes     `json:"apiserver,omitempty"`
 	Scheduler map[string]SchedulerAttempts  `json:"scheduler,omitempty"`
 	CPU       map[string]map[string]float64 `json:"cpuSeconds,omitempty"`
+	RunQueue  map[string]map[string]float64 `json:"runQueueSeconds,omitempty"`
 }
 
 // Train creates the jobs (Indexed Jobs of whole-node pods that run until

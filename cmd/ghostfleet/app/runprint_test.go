@@ -77,3 +77,16 @@ func TestAuditedTimes(t *testing.T) {
 		t.Errorf("none: %q", got)
 	}
 }
+
+// longWaits counts the waits of a millisecond or more from each such
+// bucket up; with none that long it says so.
+func TestLongWaits(t *testing.T) {
+	w := &workload.Waits{Count: 1000, Buckets: []workload.Bucket{{AtLeast: 0, Count: 500}, {AtLeast: 6.4e-08, Count: 440}, {AtLeast: 0.0009175039999999999, Count: 50}, {AtLeast: 0.010485759999999998, Count: 10}, {AtLeast: 0.11744051199999998, Count: 0}}}
+	want := "60 of 0.918ms or more, 10 of 10.5ms or more, 0 of 117ms or more"
+	if got := longWaits(w); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := longWaits(&workload.Waits{Buckets: []workload.Bucket{{AtLeast: 0, Count: 3}}}); got != "none of a millisecond or more" {
+		t.Errorf("short waits only: %q", got)
+	}
+}

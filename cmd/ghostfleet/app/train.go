@@ -67,11 +67,15 @@ control plane, read from each source as each phase ends:
   - kube-apiserver's: how long it took on every client's requests, by
     verb and resource (apiserver_request_duration_seconds, watches and
     CONNECTs left out), how long API Priority and Fairness queued
-    requests, by priority level, and its calls to etcd by operation and
-    resource (etcd_request_duration_seconds);
+    requests, by priority level, its calls to etcd by operation and
+    resource (etcd_request_duration_seconds), and its Go runtime's:
+    its goroutines' waits from ready to running, by bucket
+    (go_sched_latencies_seconds), and its GC's stop-the-world pauses;
   - kube-scheduler's: its attempts by result
     (scheduler_scheduling_attempt_duration_seconds);
-  - /proc, on GhostFleet's own fleet: each process's CPU seconds;
+  - /proc, on GhostFleet's own fleet: each process's CPU seconds, and
+    the seconds its threads were ready to run but waited for a core
+    (schedstat's run-queue wait);
   - the apiserver's audit log, on a fleet whose profile sets
     apiServer.auditPolicy: the requests it holds by client (the
     controller-manager's controller), verb and resource, with the
@@ -195,16 +199,22 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		if a, ok := r.APIServer[phase]; ok {
 			fmt.Fprintf(w, "  apiserver during %s: requests took %s; APF queued them %s\n",
 				phase, topTallies(a.Requests, "requests", 3), topTallies(a.APFWait, "requests", 2))
+			if a.GoSched != nil {
+				fmt.Fprintf(w, "    its goroutines waited to run %.0f times (%s)", a.GoSched.Count, longWaits(a.GoSched))
+				if p := a.GCPauses; p != nil {
+					fmt.Fprintf(w, "; its GC stopped them %.0f times for %.2fs", p.Count, p.Sum)
+				}
+				fmt.Fprintln(w)
+			}
 		}
 		if sc, ok := r.Scheduler[phase]; ok {
 			fmt.Fprintf(w, "  scheduler during %s: attempts took %s\n", phase, topTallies(sc.Attempts, "attempts", 3))
 		}
 		if cpu, ok := r.CPU[phase]; ok {
-			parts := []string{}
-			for _, c := range runs.CPUByComponent(cpu) {
-				parts = append(parts, fmt.Sprintf("%s %.1fs", c, cpu[c]))
-			}
-			fmt.Fprintf(w, "  CPU during %s: %s\n", phase, strings.Join(parts, ", "))
+			fmt.Fprintf(w, "  CPU during %s: %s\n", phase, secondsByProcess(cpu))
+		}
+		if wait, ok := r.RunQueue[phase]; ok {
+			fmt.Fprintf(w, "  waiting for a core during %s: %s\n", phase, secondsByProcess(wait))
 		}
 	}
 	for _, phase := range []string{"train", "hold"} {
@@ -214,6 +224,37 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		}
 	}
 	printRequests(w, r.Requests)
+}
+
+// secondsByProcess lists seconds by process, the most first:
+// "kube-apiserver 40.1s, etcd 12.0s, …".
+func secondsByProcess(seconds map[string]float64) string {
+	parts := []string{}
+	for _, c := range runs.CPUByComponent(seconds) {
+		parts = append(parts, fmt.Sprintf("%s %.1fs", c, seconds[c]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// longWaits says how many of w's waits were a millisecond or longer, by
+// bucket: "412 of 0.918ms or more, 37 of 10.5ms or more, 0 of 117ms or
+// more".
+func longWaits(w *workload.Waits) string {
+	parts := []string{}
+	for i, b := range w.Buckets {
+		if b.AtLeast < 0.0009 {
+			continue
+		}
+		n := 0.0
+		for _, longer := range w.Buckets[i:] {
+			n += longer.Count
+		}
+		parts = append(parts, fmt.Sprintf("%.0f of %.3gms or more", n, 1000*b.AtLeast))
+	}
+	if len(parts) == 0 {
+		return "none of a millisecond or more"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // counted says the n largest counts and their total: "1204 in all
