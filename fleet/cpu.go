@@ -85,60 +85,67 @@ func parseStatCPU(stat string) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
-// ComponentRunQueueWait returns how long each of the cluster's processes,
-// and GhostFleet's own, has waited for a core so far: the time its threads
-// were ready to run but not running (the kernel's run_delay, the second
-// field of /proc/PID/task/TID/schedstat), summed over the threads alive
-// now. On a machine with fewer cores than busy processes this is work
-// that was ready and waited; a thread that ended takes its wait with it,
-// so a later reading can be lower.
-func ComponentRunQueueWait(name string) (map[string]time.Duration, error) {
+// ThreadRunQueueWaits returns how long each thread of the cluster's
+// processes, and of GhostFleet's own, has waited for a core so far, by
+// process and thread id: the time it was ready to run but not running
+// (the kernel's run_delay, the second field of
+// /proc/PID/task/TID/schedstat). On a machine with fewer cores than busy
+// processes this is work that was ready and waited. Only threads alive
+// now are read: compare two readings thread by thread.
+func ThreadRunQueueWaits(name string) (map[string]map[int]time.Duration, error) {
 	pids, err := PIDs(name)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]time.Duration{}
+	out := map[string]map[int]time.Duration{}
 	for component, pid := range pids {
-		wait, err := runQueueWait(fmt.Sprintf("/proc/%d/task", pid))
+		waits, err := runQueueWaits(fmt.Sprintf("/proc/%d/task", pid))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // not running
 		}
 		if err != nil {
 			return nil, err
 		}
-		out[component] = wait
+		out[component] = waits
 	}
-	wait, err := runQueueWait("/proc/self/task")
-	if err != nil {
+	if out[SelfComponent], err = runQueueWaits("/proc/self/task"); err != nil {
 		return nil, err
 	}
-	out[SelfComponent] = wait
 	return out, nil
 }
 
-// runQueueWait sums run_delay over the threads of the task directory
-// dir. A thread that ends while it is read is skipped.
-func runQueueWait(dir string) (time.Duration, error) {
+// runQueueWaits reads run_delay of each thread of the task directory dir.
+// A thread that ends while it is read is skipped; a process none of whose
+// threads has a schedstat (a kernel without CONFIG_SCHED_INFO) is an
+// error.
+func runQueueWaits(dir string) (map[int]time.Duration, error) {
 	tasks, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var sum time.Duration
+	out := map[int]time.Duration{}
 	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
 		data, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
 			continue
 		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		wait, err := parseRunDelay(string(data))
 		if err != nil {
-			return 0, fmt.Errorf("%s/%s/schedstat: %w", dir, t.Name(), err)
+			return nil, fmt.Errorf("%s/%s/schedstat: %w", dir, t.Name(), err)
 		}
-		sum += wait
+		out[tid] = wait
 	}
-	return sum, nil
+	if len(out) == 0 && len(tasks) > 0 {
+		return nil, fmt.Errorf("%s: no thread has a schedstat (a kernel without scheduler statistics?)", dir)
+	}
+	return out, nil
 }
 
 // parseRunDelay reads the second of a schedstat line's three fields: time

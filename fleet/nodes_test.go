@@ -265,9 +265,9 @@ func TestParseStatCPU(t *testing.T) {
 	}
 }
 
-// A thread's wait for a core is the second of schedstat's fields; a
-// process's sums its threads' (this test's own process is read), and a
-// process that is gone is said so.
+// A thread's wait for a core is the second of schedstat's fields; each
+// of a process's threads is read (this test's own process), and a process
+// that is gone is said so.
 func TestRunQueueWait(t *testing.T) {
 	got, err := parseRunDelay("152718419 425712303 334\n")
 	if err != nil || got != 425712303*time.Nanosecond {
@@ -281,10 +281,10 @@ func TestRunQueueWait(t *testing.T) {
 	if _, err := os.Stat("/proc/self/task"); err != nil {
 		t.Skip("no /proc here:", err)
 	}
-	if wait, err := runQueueWait("/proc/self/task"); err != nil || wait < 0 {
-		t.Errorf("runQueueWait(/proc/self/task) = %s, %v; want a wait and no error", wait, err)
+	if waits, err := runQueueWaits("/proc/self/task"); err != nil || len(waits) == 0 {
+		t.Errorf("runQueueWaits(/proc/self/task) = %v, %v; want this process's threads and no error", waits, err)
 	}
-	if _, err := runQueueWait("/proc/self/no-such-dir"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := runQueueWaits("/proc/self/no-such-dir"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing process: %v, want not exist", err)
 	}
 }

@@ -215,26 +215,49 @@ func (t Tally) Minus(earlier Tally) Tally {
 	return Tally{Count: t.Count - earlier.Count, Sum: t.Sum - earlier.Sum}
 }
 
-// HistogramTotals reads, from one scrape (text, the Prometheus text
-// format), the count and sum of each histogram of byLabels, summed by the
-// values of the labels byLabels gives it, joined by spaces with the empty
-// ones left out ("PATCH pods status", "DELETE pods"): name → key → tally.
-// A histogram the text lacks has no entry (one with labels is not exposed
-// before its first observation).
-func HistogramTotals(text []byte, byLabels map[string][]string) (map[string]map[string]Tally, error) {
+// Families is one scrape, parsed: metric name → family.
+type Families map[string]*dto.MetricFamily
+
+// ParseFamilies parses one scrape (text, the Prometheus text format).
+func ParseFamilies(text []byte) (Families, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	return parser.TextToMetricFamilies(bytes.NewReader(text))
+}
+
+// HistogramTotals reads, from one scrape (text, the Prometheus text
+// format), what Families.HistogramTotals does.
+func HistogramTotals(text []byte, byLabels map[string][]string) (map[string]map[string]Tally, error) {
+	f, err := ParseFamilies(text)
 	if err != nil {
 		return nil, err
 	}
+	return f.HistogramTotals(byLabels)
+}
+
+// histogram is the family name, nil when the scrape lacks it, and an
+// error when it is not a histogram.
+func (f Families) histogram(name string) (*dto.MetricFamily, error) {
+	mf, ok := f[name]
+	if ok && mf.GetType() != dto.MetricType_HISTOGRAM {
+		return nil, fmt.Errorf("%s is a %s, not a histogram", name, strings.ToLower(mf.GetType().String()))
+	}
+	return mf, nil
+}
+
+// HistogramTotals is the count and sum of each histogram of byLabels,
+// summed by the values of the labels byLabels gives it, joined by spaces
+// with the empty ones left out ("PATCH pods status", "DELETE pods"): name
+// → key → tally. A histogram the scrape lacks has no entry (one with
+// labels is not exposed before its first observation).
+func (f Families) HistogramTotals(byLabels map[string][]string) (map[string]map[string]Tally, error) {
 	out := map[string]map[string]Tally{}
 	for name, labels := range byLabels {
-		mf, ok := families[name]
-		if !ok {
+		mf, err := f.histogram(name)
+		if mf == nil || err != nil {
+			if err != nil {
+				return nil, err
+			}
 			continue
-		}
-		if mf.GetType() != dto.MetricType_HISTOGRAM {
-			return nil, fmt.Errorf("%s is a %s, not a histogram", name, strings.ToLower(mf.GetType().String()))
 		}
 		by := map[string]Tally{}
 		for _, m := range mf.GetMetric() {
@@ -256,23 +279,14 @@ func HistogramTotals(text []byte, byLabels map[string][]string) (map[string]map[
 	return out, nil
 }
 
-// HistogramBuckets reads, from one scrape (text, the Prometheus text
-// format), histogram name's cumulative bucket counts summed over its
-// series: each bucket's upper bound, formatted as strconv's 'g' does, →
-// a tally whose Count is how many observations were at most that bound
-// ("+Inf" is all of them). nil when the text lacks the histogram.
-func HistogramBuckets(text []byte, name string) (map[string]Tally, error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
-	if err != nil {
+// HistogramBuckets is histogram name's cumulative bucket counts summed
+// over its series: each bucket's upper bound, formatted as strconv's 'g'
+// does, → a tally whose Count is how many observations were at most that
+// bound ("+Inf" is all of them). nil when the scrape lacks the histogram.
+func (f Families) HistogramBuckets(name string) (map[string]Tally, error) {
+	mf, err := f.histogram(name)
+	if mf == nil || err != nil {
 		return nil, err
-	}
-	mf, ok := families[name]
-	if !ok {
-		return nil, nil
-	}
-	if mf.GetType() != dto.MetricType_HISTOGRAM {
-		return nil, fmt.Errorf("%s is a %s, not a histogram", name, strings.ToLower(mf.GetType().String()))
 	}
 	out := map[string]Tally{}
 	for _, m := range mf.GetMetric() {

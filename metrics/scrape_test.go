@@ -203,20 +203,24 @@ apiserver_request_duration_seconds_count{verb="PUT"} 4
 # TYPE go_goroutines gauge
 go_goroutines 12
 `)
-	got, err := HistogramBuckets(text, "go_sched_latencies_seconds")
+	f, err := ParseFamilies(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.HistogramBuckets("go_sched_latencies_seconds")
 	want := map[string]Tally{"6.399999999999999e-08": {Count: 3}, "0.010485759999999998": {Count: 7}, "+Inf": {Count: 8}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("one series: %v, %v; want %v", got, err, want)
 	}
-	got, err = HistogramBuckets(text, "apiserver_request_duration_seconds")
+	got, err = f.HistogramBuckets("apiserver_request_duration_seconds")
 	want = map[string]Tally{"0.1": {Count: 3}, "+Inf": {Count: 6}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("two series: %v, %v; want %v", got, err, want)
 	}
-	if got, err := HistogramBuckets(text, "go_sched_pauses_total_gc_seconds"); got != nil || err != nil {
+	if got, err := f.HistogramBuckets("go_sched_pauses_total_gc_seconds"); got != nil || err != nil {
 		t.Errorf("absent: %v, %v; want nil, nil", got, err)
 	}
-	if _, err := HistogramBuckets(text, "go_goroutines"); err == nil || !strings.Contains(err.Error(), "go_goroutines is a gauge, not a histogram") {
+	if _, err := f.HistogramBuckets("go_goroutines"); err == nil || !strings.Contains(err.Error(), "go_goroutines is a gauge, not a histogram") {
 		t.Errorf("a gauge: %v", err)
 	}
 }

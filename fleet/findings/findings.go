@@ -18,8 +18,9 @@
 //
 // Paths are dot-separated keys; a list is indexed by position (trials.0)
 // or by the first element whose field has a value (trials[profile=tuned]).
-// A row may divide its figure by another (per: result.podsScheduled,
-// scale: 1000 for milliseconds per pod).
+// A row may add others to its figure (plus: a list of paths) and divide
+// it by another (per: result.podsScheduled, scale: 1000 for milliseconds
+// per pod).
 // A run may name a part of its file after a # (bench.json#trials.2: one
 // round of a benchmark), which the rows' paths then start from.
 // Each row shows every run's value, the median (and, with mean: true, the
@@ -64,18 +65,28 @@ type Block struct {
 }
 
 // Row is one figure: its label and its path in each run's JSON. With
-// Per, the figure is the value at Path divided by the one at Per (CPU
-// seconds per pod), times Scale when set (1000: milliseconds).
+// Plus, the values at those paths are added to it (a histogram's buckets
+// from one up); with Per, the figure is then divided by the value at Per
+// (CPU seconds per pod), times Scale when set (1000: milliseconds).
 type Row struct {
-	Label string  `json:"label"`
-	Path  string  `json:"path"`
-	Per   string  `json:"per,omitempty"`
-	Scale float64 `json:"scale,omitempty"`
+	Label string   `json:"label"`
+	Path  string   `json:"path"`
+	Plus  []string `json:"plus,omitempty"`
+	Per   string   `json:"per,omitempty"`
+	Scale float64  `json:"scale,omitempty"`
 }
 
 // value is the row's figure in doc.
 func (r Row) value(doc any) (float64, error) {
 	v, err := Lookup(doc, r.Path)
+	for _, p := range r.Plus {
+		if err != nil {
+			break
+		}
+		var more float64
+		more, err = Lookup(doc, p)
+		v += more
+	}
 	if err != nil || r.Per == "" {
 		return v, err
 	}

@@ -48,6 +48,22 @@ func TestRowPer(t *testing.T) {
 	}
 }
 
+// A row with plus adds those figures before dividing; a missing one is an
+// error.
+func TestRowPlus(t *testing.T) {
+	var doc any
+	_ = json.Unmarshal([]byte(`{"b":[{"n":1},{"n":3},{"n":4}],"all":10}`), &doc)
+	if got, err := (Row{Path: "b.1.n", Plus: []string{"b.2.n"}}).value(doc); err != nil || got != 7 {
+		t.Errorf("3 + 4: %v %v, want 7", got, err)
+	}
+	if got, err := (Row{Path: "b.1.n", Plus: []string{"b.2.n"}, Per: "all", Scale: 100}).value(doc); err != nil || got != 70 {
+		t.Errorf("(3 + 4) of 10: %v %v, want 70 %%", got, err)
+	}
+	if _, err := (Row{Path: "b.1.n", Plus: []string{"b.3.n"}}).value(doc); err == nil || !strings.Contains(err.Error(), "b.3.n") {
+		t.Errorf("a missing addend: %v", err)
+	}
+}
+
 func TestSpread(t *testing.T) {
 	if m, s, noisy := Spread([]float64{100, 110, 90}); m != 100 || s != 0.1 || noisy {
 		t.Errorf("got %v %v %v", m, s, noisy)

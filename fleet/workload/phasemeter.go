@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -55,16 +56,19 @@ type ControllerManagerWaits struct {
 //     conflicts is retried with the value its failed transaction
 //     returned;
 //   - GoSched: its goroutines' waits from ready to running, by bucket
-//     (Go's go_sched_latencies_seconds): time waiting for one of the
-//     process's GOMAXPROCS slots, not for the machine's cores (a thread
-//     the kernel has set aside still counts as running; the process's
-//     run-queue wait is that);
+//     (Go's go_sched_latencies_seconds; the runtime times one wait in
+//     eight of each goroutine, so a sample): waiting for one of the
+//     process's GOMAXPROCS slots, and for the kernel to run the thread
+//     that holds it or is woken for it. A goroutine running on a thread
+//     the kernel has set aside waits uncounted here (the process's
+//     run-queue wait holds that);
 //   - GCPauses: its garbage collector's stop-the-world pauses, how many
-//     and their seconds (go_sched_pauses_total_gc_seconds), during which
-//     no goroutine ran.
+//     and at least how long (go_sched_pauses_total_gc_seconds, summed as
+//     Waits' seconds are), from deciding to stop the world to starting
+//     it again.
 //
 // Entries with no observation in the phase are left out; GoSched and
-// GCPauses are absent when the apiserver does not expose them.
+// GCPauses are there, zero or not, whenever the apiserver exposes them.
 type APIServerTimes struct {
 	Requests map[string]metrics.Tally `json:"requests"`
 	APFWait  map[string]metrics.Tally `json:"apfWait"`
@@ -77,8 +81,8 @@ type APIServerTimes struct {
 // their seconds as the histogram sums them, and how many fell in each
 // bucket, from the shortest. Go's runtime histograms, as client_golang
 // exposes them, sum each wait at its bucket's lower bound, with buckets
-// a factor of about 11 apart: Seconds is then a lower bound, and the
-// buckets say more.
+// about 11 times apart: Seconds is then a lower bound, and the buckets
+// say more.
 type Waits struct {
 	Count   float64  `json:"count"`
 	Seconds float64  `json:"seconds"`
@@ -218,11 +222,15 @@ func apiserverReader(e metrics.Endpoint) func(context.Context) (reading, error) 
 		if err != nil {
 			return nil, err
 		}
-		r, err := metrics.HistogramTotals(body, map[string][]string{requestHistogram: {"verb", "resource", "subresource"}, apfWaitHistogram: {"priority_level"}, etcdHistogram: {"operation", "resource"}, goSchedHistogram: nil, gcPauseHistogram: nil})
+		f, err := metrics.ParseFamilies(body)
 		if err != nil {
 			return nil, err
 		}
-		buckets, err := metrics.HistogramBuckets(body, goSchedHistogram)
+		r, err := f.HistogramTotals(map[string][]string{requestHistogram: {"verb", "resource", "subresource"}, apfWaitHistogram: {"priority_level"}, etcdHistogram: {"operation", "resource"}, goSchedHistogram: nil, gcPauseHistogram: nil})
+		if err != nil {
+			return nil, err
+		}
+		buckets, err := f.HistogramBuckets(goSchedHistogram)
 		if err != nil {
 			return nil, err
 		}
@@ -239,8 +247,8 @@ func apiserverReader(e metrics.Endpoint) func(context.Context) (reading, error) 
 }
 
 // procReader reads a time per process of cluster (and GhostFleet's own)
-// from /proc with read (fleet.ComponentCPU, fleet.ComponentRunQueueWait),
-// as source's tallies' sums.
+// from /proc with read (fleet.ComponentCPU, runQueueTotals), as source's
+// tallies' sums.
 func procReader(cluster, source string, read func(string) (map[string]time.Duration, error)) func(context.Context) (reading, error) {
 	return func(context.Context) (reading, error) {
 		times, err := read(cluster)
@@ -252,6 +260,32 @@ func procReader(cluster, source string, read func(string) (map[string]time.Durat
 			by[c] = metrics.Tally{Sum: t.Seconds()}
 		}
 		return reading{source: by}, nil
+	}
+}
+
+// runQueueTotals reads each process's wait for a core by thread with
+// read (fleet.ThreadRunQueueWaits) as a total that never goes down: per
+// thread, what it added since the last reading, all of it for a thread
+// not seen before (a new thread, or a restarted process's). A thread that
+// ends between two readings loses only what it added after the first.
+func runQueueTotals(read func(string) (map[string]map[int]time.Duration, error)) func(string) (map[string]time.Duration, error) {
+	last := map[string]map[int]time.Duration{}
+	totals := map[string]time.Duration{}
+	return func(cluster string) (map[string]time.Duration, error) {
+		now, err := read(cluster)
+		if err != nil {
+			return nil, err
+		}
+		for c, threads := range now {
+			for tid, wait := range threads {
+				if before, ok := last[c][tid]; ok && wait >= before {
+					wait -= before
+				}
+				totals[c] += wait
+			}
+		}
+		last = now
+		return maps.Clone(totals), nil
 	}
 }
 
@@ -401,7 +435,7 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 	}
 	if s.Cluster != "" {
 		cpu = procReader(s.Cluster, cpuSource, fleet.ComponentCPU)
-		runQueue = procReader(s.Cluster, runQueueSource, fleet.ComponentRunQueueWait)
+		runQueue = procReader(s.Cluster, runQueueSource, runQueueTotals(fleet.ThreadRunQueueWaits))
 	}
 	return controlPlaneMeters{
 		controllerManager: startPhaseMeter(ctx, ControllerManagerUnrecorded, cm, report),

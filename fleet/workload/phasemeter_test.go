@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"github.com/ghostfleet/ghostfleet/metrics"
@@ -215,5 +216,39 @@ func TestMeterStopsOnAReset(t *testing.T) {
 	_, hold := res.ControllerManager["hold"]
 	if res.ControllerManager["train"].RateLimiter["DELETE"] != (metrics.Tally{Count: 100, Sum: 4}) || hold || len(warned) != 1 || !strings.Contains(warned[0], "went down between two readings") {
 		t.Errorf("phases %+v, warnings %q; want train's figures, no hold, one warning of the reset", res.ControllerManager, warned)
+	}
+}
+
+// A process's wait for a core adds up its threads' growth between
+// readings: a thread that ends keeps what it had added, a new thread (or
+// a thread id reused with less wait) counts in full, and a read that
+// fails is returned.
+func TestRunQueueTotals(t *testing.T) {
+	ms := time.Millisecond
+	reads := []map[string]map[int]time.Duration{
+		{"kube-apiserver": {10: 100 * ms, 11: 50 * ms}, "etcd": {20: 30 * ms}},
+		{"kube-apiserver": {10: 160 * ms, 12: 5 * ms}, "etcd": {20: 30 * ms}}, // 11 ended, 12 is new
+		{"kube-apiserver": {10: 170 * ms, 12: 2 * ms}, "etcd": {21: 40 * ms}}, // 12 reused; etcd restarted
+	}
+	i := 0
+	totals := runQueueTotals(func(string) (map[string]map[int]time.Duration, error) {
+		if i == len(reads) {
+			return nil, errors.New("no such process")
+		}
+		i++
+		return reads[i-1], nil
+	})
+	want := []map[string]time.Duration{
+		{"kube-apiserver": 150 * ms, "etcd": 30 * ms},
+		{"kube-apiserver": 215 * ms, "etcd": 30 * ms},
+		{"kube-apiserver": 227 * ms, "etcd": 70 * ms},
+	}
+	for n, w := range want {
+		if got, err := totals("gf"); err != nil || !reflect.DeepEqual(got, w) {
+			t.Errorf("reading %d: %v, %v; want %v", n+1, got, err, w)
+		}
+	}
+	if _, err := totals("gf"); err == nil {
+		t.Error("a failed read was not returned")
 	}
 }

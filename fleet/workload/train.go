@@ -208,7 +208,7 @@ type TrainResult struct {
 	// break tore down and recovered), Scheduler what kube-scheduler
 	// tried, CPU each process's CPU seconds and RunQueue the seconds its
 	// threads were ready to run but waited for a core
-	// (fleet.ComponentRunQueueWait; both GhostFleet's own fleet only);
+	// (fleet.ThreadRunQueueWaits; both GhostFleet's own fleet only);
 	// each absent as ControllerManager is.
 	APIServer map[string]APIServerTimes     `json:"apiserver,omitempty"`
 	Scheduler map[string]SchedulerAttempts  `json:"scheduler,omitempty"`

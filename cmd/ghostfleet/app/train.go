@@ -69,8 +69,9 @@ control plane, read from each source as each phase ends:
     CONNECTs left out), how long API Priority and Fairness queued
     requests, by priority level, its calls to etcd by operation and
     resource (etcd_request_duration_seconds), and its Go runtime's:
-    its goroutines' waits from ready to running, by bucket
-    (go_sched_latencies_seconds), and its GC's stop-the-world pauses;
+    its goroutines' waits from ready to running, one in eight sampled,
+    by bucket (go_sched_latencies_seconds), and its GC's stop-the-world
+    pauses;
   - kube-scheduler's: its attempts by result
     (scheduler_scheduling_attempt_duration_seconds);
   - /proc, on GhostFleet's own fleet: each process's CPU seconds, and
@@ -200,9 +201,9 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			fmt.Fprintf(w, "  apiserver during %s: requests took %s; APF queued them %s\n",
 				phase, topTallies(a.Requests, "requests", 3), topTallies(a.APFWait, "requests", 2))
 			if a.GoSched != nil {
-				fmt.Fprintf(w, "    its goroutines waited to run %.0f times (%s)", a.GoSched.Count, longWaits(a.GoSched))
+				fmt.Fprintf(w, "    its goroutines' waits to run, one in eight sampled: %.0f (%s)", a.GoSched.Count, longWaits(a.GoSched))
 				if p := a.GCPauses; p != nil {
-					fmt.Fprintf(w, "; its GC stopped them %.0f times for %.2fs", p.Count, p.Sum)
+					fmt.Fprintf(w, "; its GC stopped them %.0f times for at least %.2fs", p.Count, p.Sum)
 				}
 				fmt.Fprintln(w)
 			}
