@@ -85,19 +85,26 @@ func parseStatCPU(stat string) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
+// ProcessWaits are one process's threads' waits for a core so far, by
+// thread id.
+type ProcessWaits struct {
+	PID     int
+	Threads map[int]time.Duration
+}
+
 // ThreadRunQueueWaits returns how long each thread of the cluster's
 // processes, and of GhostFleet's own, has waited for a core so far, by
-// process and thread id: the time it was ready to run but not running
-// (the kernel's run_delay, the second field of
-// /proc/PID/task/TID/schedstat). On a machine with fewer cores than busy
-// processes this is work that was ready and waited. Only threads alive
-// now are read: compare two readings thread by thread.
-func ThreadRunQueueWaits(name string) (map[string]map[int]time.Duration, error) {
+// process: the time it was ready to run but not running (the kernel's
+// run_delay, the second field of /proc/PID/task/TID/schedstat). On a
+// machine with fewer cores than busy processes this is work that was
+// ready and waited. Only threads alive now are read: compare two
+// readings thread by thread. A process that is not running is left out.
+func ThreadRunQueueWaits(name string) (map[string]ProcessWaits, error) {
 	pids, err := PIDs(name)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]map[int]time.Duration{}
+	out := map[string]ProcessWaits{}
 	for component, pid := range pids {
 		waits, err := runQueueWaits(fmt.Sprintf("/proc/%d/task", pid))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -106,18 +113,20 @@ func ThreadRunQueueWaits(name string) (map[string]map[int]time.Duration, error) 
 		if err != nil {
 			return nil, err
 		}
-		out[component] = waits
+		out[component] = ProcessWaits{PID: pid, Threads: waits}
 	}
-	if out[SelfComponent], err = runQueueWaits("/proc/self/task"); err != nil {
-		return nil, err
+	self, err := runQueueWaits("/proc/self/task")
+	if err != nil {
+		return nil, fmt.Errorf("GhostFleet's own threads' waits for a core (a kernel without scheduler statistics?): %w", err)
 	}
+	out[SelfComponent] = ProcessWaits{PID: os.Getpid(), Threads: self}
 	return out, nil
 }
 
 // runQueueWaits reads run_delay of each thread of the task directory dir.
 // A thread that ends while it is read is skipped; a process none of whose
-// threads has a schedstat (a kernel without CONFIG_SCHED_INFO) is an
-// error.
+// threads could be read (it ended, or the kernel keeps no scheduler
+// statistics) is fs.ErrNotExist.
 func runQueueWaits(dir string) (map[int]time.Duration, error) {
 	tasks, err := os.ReadDir(dir)
 	if err != nil {
@@ -142,8 +151,8 @@ func runQueueWaits(dir string) (map[int]time.Duration, error) {
 		}
 		out[tid] = wait
 	}
-	if len(out) == 0 && len(tasks) > 0 {
-		return nil, fmt.Errorf("%s: no thread has a schedstat (a kernel without scheduler statistics?)", dir)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no thread's schedstat could be read: %w", dir, fs.ErrNotExist)
 	}
 	return out, nil
 }

@@ -253,10 +253,10 @@ func (f Families) HistogramTotals(byLabels map[string][]string) (map[string]map[
 	out := map[string]map[string]Tally{}
 	for name, labels := range byLabels {
 		mf, err := f.histogram(name)
-		if mf == nil || err != nil {
-			if err != nil {
-				return nil, err
-			}
+		if err != nil {
+			return nil, err
+		}
+		if mf == nil {
 			continue
 		}
 		by := map[string]Tally{}
@@ -280,9 +280,10 @@ func (f Families) HistogramTotals(byLabels map[string][]string) (map[string]map[
 }
 
 // HistogramBuckets is histogram name's cumulative bucket counts summed
-// over its series: each bucket's upper bound, formatted as strconv's 'g'
-// does, → a tally whose Count is how many observations were at most that
-// bound ("+Inf" is all of them). nil when the scrape lacks the histogram.
+// over its series: each finite bucket's upper bound, formatted as
+// strconv's 'g' does, → a tally whose Count is how many observations were
+// at most that bound (all of them is HistogramTotals' count). nil when the
+// scrape lacks the histogram.
 func (f Families) HistogramBuckets(name string) (map[string]Tally, error) {
 	mf, err := f.histogram(name)
 	if mf == nil || err != nil {
@@ -290,15 +291,13 @@ func (f Families) HistogramBuckets(name string) (map[string]Tally, error) {
 	}
 	out := map[string]Tally{}
 	for _, m := range mf.GetMetric() {
-		h := m.GetHistogram()
-		for _, b := range h.GetBucket() {
+		for _, b := range m.GetHistogram().GetBucket() {
 			if math.IsInf(b.GetUpperBound(), 1) {
-				continue // the count's
+				continue
 			}
 			le := strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)
 			out[le] = Tally{Count: out[le].Count + float64(b.GetCumulativeCount())}
 		}
-		out["+Inf"] = Tally{Count: out["+Inf"].Count + float64(h.GetSampleCount())}
 	}
 	return out, nil
 }

@@ -79,16 +79,18 @@ type Row struct {
 // value is the row's figure in doc.
 func (r Row) value(doc any) (float64, error) {
 	v, err := Lookup(doc, r.Path)
+	if err != nil {
+		return 0, err
+	}
 	for _, p := range r.Plus {
+		more, err := Lookup(doc, p)
 		if err != nil {
-			break
+			return 0, err
 		}
-		var more float64
-		more, err = Lookup(doc, p)
 		v += more
 	}
-	if err != nil || r.Per == "" {
-		return v, err
+	if r.Per == "" {
+		return v, nil
 	}
 	per, err := Lookup(doc, r.Per)
 	if err != nil {

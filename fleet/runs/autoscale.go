@@ -1,9 +1,12 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -118,12 +121,12 @@ func Autoscale(ctx context.Context, env Env, o AutoscaleOptions) (AutoscaleResul
 	return out, err
 }
 
-// CPUByComponent lists a run's CPU seconds, most first, for printing.
-func CPUByComponent(cpu map[string]float64) []string {
-	names := make([]string, 0, len(cpu))
-	for c := range cpu {
-		names = append(names, c)
-	}
-	sort.Slice(names, func(i, j int) bool { return cpu[names[i]] > cpu[names[j]] })
+// MostFirst lists the processes of seconds by process (CPU, waits), the
+// most first and equal ones by name, for printing.
+func MostFirst(seconds map[string]float64) []string {
+	names := slices.Collect(maps.Keys(seconds))
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(seconds[b], seconds[a]), strings.Compare(a, b))
+	})
 	return names
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -17,8 +18,9 @@ import (
 
 // What a run's phases cost the control plane, read at each phase
 // boundary from cumulative sources (histograms' counts and sums, CPU
-// time), so exact between the readings; an observation counts in the
-// phase it ends in.
+// time), so exact between the readings (but for a thread's wait for a
+// core, lost with the thread when it ends between two); an observation
+// counts in the phase it ends in.
 
 // ControllerManagerWaits is where kube-controller-manager's time went
 // during one phase of a run, from its own /metrics:
@@ -106,8 +108,8 @@ type SchedulerAttempts struct {
 }
 
 // The warnings of a run that records no ControllerManagerWaits,
-// APIServerTimes, SchedulerAttempts or CPU by phase, or stops recording
-// them.
+// APIServerTimes, SchedulerAttempts, CPU or waits for a core by phase,
+// or stops recording them.
 const (
 	ControllerManagerUnrecorded = "the controller-manager's client and work-queue waits are not recorded"
 	APIServerUnrecorded         = "the apiserver's request times are not recorded"
@@ -145,7 +147,8 @@ const (
 var longRunningVerbs = []string{"WATCH", "WATCHLIST", "CONNECT"}
 
 // reading is one read of a source: histogram (or cpuSource,
-// runQueueSource) → key → tally.
+// runQueueSource) → key → tally; a histogram's buckets are the entry
+// named after it with bucketsSuffix, upper bound → cumulative count.
 type reading map[string]map[string]metrics.Tally
 
 // of is one histogram's tallies, empty (not nil) when it was not exposed.
@@ -168,26 +171,29 @@ func (r reading) whole(name string) *metrics.Tally {
 }
 
 // waits is a histogram read without labels, with its buckets (read by
-// metrics.HistogramBuckets into bucketsName), nil when it was not exposed.
+// metrics.Families.HistogramBuckets into bucketsName), nil when it was
+// not exposed.
 func (r reading) waits(name, bucketsName string) *Waits {
 	t := r.whole(name)
 	if t == nil {
 		return nil
 	}
-	cumulative := r.of(bucketsName)
-	bounds := make([]float64, 0, len(cumulative))
-	for le := range cumulative {
-		if b, err := strconv.ParseFloat(le, 64); err == nil && !math.IsInf(b, 1) {
-			bounds = append(bounds, b)
+	type bound struct {
+		le    float64
+		count float64 // at most le, cumulative
+	}
+	bounds := []bound{}
+	for le, c := range r.of(bucketsName) {
+		if b, err := strconv.ParseFloat(le, 64); err == nil {
+			bounds = append(bounds, bound{b, c.Count})
 		}
 	}
-	slices.Sort(bounds)
+	slices.SortFunc(bounds, func(a, b bound) int { return cmp.Compare(a.le, b.le) })
 	w := &Waits{Count: t.Count, Seconds: t.Sum, Buckets: make([]Bucket, 0, len(bounds)+1)}
 	from, below := 0.0, 0.0
 	for _, b := range bounds {
-		n := cumulative[strconv.FormatFloat(b, 'g', -1, 64)].Count
-		w.Buckets = append(w.Buckets, Bucket{AtLeast: from, Count: n - below})
-		from, below = b, n
+		w.Buckets = append(w.Buckets, Bucket{AtLeast: from, Count: b.count - below})
+		from, below = b.le, b.count
 	}
 	w.Buckets = append(w.Buckets, Bucket{AtLeast: from, Count: t.Count - below})
 	return w
@@ -266,19 +272,25 @@ func procReader(cluster, source string, read func(string) (map[string]time.Durat
 // runQueueTotals reads each process's wait for a core by thread with
 // read (fleet.ThreadRunQueueWaits) as a total that never goes down: per
 // thread, what it added since the last reading, all of it for a thread
-// not seen before (a new thread, or a restarted process's). A thread that
-// ends between two readings loses only what it added after the first.
-func runQueueTotals(read func(string) (map[string]map[int]time.Duration, error)) func(string) (map[string]time.Duration, error) {
-	last := map[string]map[int]time.Duration{}
+// not seen before. A thread that ends between two readings loses only
+// what it added after the first. A process that stopped or restarted
+// since the last reading is an error, as it is for the CPU.
+func runQueueTotals(read func(string) (map[string]fleet.ProcessWaits, error)) func(string) (map[string]time.Duration, error) {
+	var last map[string]fleet.ProcessWaits
 	totals := map[string]time.Duration{}
 	return func(cluster string) (map[string]time.Duration, error) {
 		now, err := read(cluster)
 		if err != nil {
 			return nil, err
 		}
-		for c, threads := range now {
-			for tid, wait := range threads {
-				if before, ok := last[c][tid]; ok && wait >= before {
+		for c, before := range last {
+			if p, ok := now[c]; !ok || p.PID != before.PID {
+				return nil, fmt.Errorf("%s (pid %d) stopped or restarted since the last reading", c, before.PID)
+			}
+		}
+		for c, p := range now {
+			for tid, wait := range p.Threads {
+				if before, ok := last[c].Threads[tid]; ok && wait >= before {
 					wait -= before
 				}
 				totals[c] += wait

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 	"github.com/ghostfleet/ghostfleet/metrics"
 )
@@ -221,27 +222,34 @@ func TestMeterStopsOnAReset(t *testing.T) {
 
 // A process's wait for a core adds up its threads' growth between
 // readings: a thread that ends keeps what it had added, a new thread (or
-// a thread id reused with less wait) counts in full, and a read that
-// fails is returned.
+// a thread id reused with less wait) counts in full; a process that
+// stopped or restarted, or a read that fails, is an error.
 func TestRunQueueTotals(t *testing.T) {
 	ms := time.Millisecond
-	reads := []map[string]map[int]time.Duration{
-		{"kube-apiserver": {10: 100 * ms, 11: 50 * ms}, "etcd": {20: 30 * ms}},
-		{"kube-apiserver": {10: 160 * ms, 12: 5 * ms}, "etcd": {20: 30 * ms}}, // 11 ended, 12 is new
-		{"kube-apiserver": {10: 170 * ms, 12: 2 * ms}, "etcd": {21: 40 * ms}}, // 12 reused; etcd restarted
+	api := func(threads map[int]time.Duration) fleet.ProcessWaits {
+		return fleet.ProcessWaits{PID: 10, Threads: threads}
 	}
-	i := 0
-	totals := runQueueTotals(func(string) (map[string]map[int]time.Duration, error) {
-		if i == len(reads) {
-			return nil, errors.New("no such process")
+	etcd := fleet.ProcessWaits{PID: 20, Threads: map[int]time.Duration{20: 30 * ms}}
+	reads := []map[string]fleet.ProcessWaits{
+		{"kube-apiserver": api(map[int]time.Duration{10: 100 * ms, 11: 50 * ms}), "etcd": etcd},
+		{"kube-apiserver": api(map[int]time.Duration{10: 160 * ms, 12: 5 * ms}), "etcd": etcd}, // 11 ended, 12 is new
+		{"kube-apiserver": api(map[int]time.Duration{10: 170 * ms, 12: 2 * ms}), "etcd": etcd}, // 12 reused
+	}
+	read := func(reads []map[string]fleet.ProcessWaits) func(string) (map[string]fleet.ProcessWaits, error) {
+		i := 0
+		return func(string) (map[string]fleet.ProcessWaits, error) {
+			if i == len(reads) {
+				return nil, errors.New("no such process")
+			}
+			i++
+			return reads[i-1], nil
 		}
-		i++
-		return reads[i-1], nil
-	})
+	}
+	totals := runQueueTotals(read(reads))
 	want := []map[string]time.Duration{
 		{"kube-apiserver": 150 * ms, "etcd": 30 * ms},
 		{"kube-apiserver": 215 * ms, "etcd": 30 * ms},
-		{"kube-apiserver": 227 * ms, "etcd": 70 * ms},
+		{"kube-apiserver": 227 * ms, "etcd": 30 * ms},
 	}
 	for n, w := range want {
 		if got, err := totals("gf"); err != nil || !reflect.DeepEqual(got, w) {
@@ -250,5 +258,16 @@ func TestRunQueueTotals(t *testing.T) {
 	}
 	if _, err := totals("gf"); err == nil {
 		t.Error("a failed read was not returned")
+	}
+	restarted := fleet.ProcessWaits{PID: 21, Threads: map[int]time.Duration{21: 40 * ms}}
+	for name, second := range map[string]map[string]fleet.ProcessWaits{
+		"restarted": {"kube-apiserver": reads[0]["kube-apiserver"], "etcd": restarted},
+		"stopped":   {"kube-apiserver": reads[0]["kube-apiserver"]},
+	} {
+		totals := runQueueTotals(read([]map[string]fleet.ProcessWaits{reads[0], second}))
+		_, _ = totals("gf")
+		if _, err := totals("gf"); err == nil || !strings.Contains(err.Error(), "etcd (pid 20) stopped or restarted") {
+			t.Errorf("etcd %s: %v", name, err)
+		}
 	}
 }

@@ -95,11 +95,7 @@ func printAutoscale(w io.Writer, r runs.AutoscaleResult) {
 	row("pod created → Running (new nodes)", r.NewNodePods)
 	row("pod created → Running (all)", r.PodToRunning)
 	_ = tw.Flush()
-	fmt.Fprintf(w, "  control plane during the scale-up: %.2f cores;", r.ScaleUpCores)
-	for _, c := range runs.CPUByComponent(r.ScaleUpCPU) {
-		fmt.Fprintf(w, " %s %.1fs", c, r.ScaleUpCPU[c])
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  control plane during the scale-up: %.2f cores; %s\n", r.ScaleUpCores, secondsByProcess(r.ScaleUpCPU))
 	if r.ScaleDownSeconds > 0 {
 		fmt.Fprintf(w, "  scale-down: %d of %d added nodes removed %.1fs after the pods were deleted\n", r.NodesRemoved, r.NodesAdded, r.ScaleDownSeconds)
 	}

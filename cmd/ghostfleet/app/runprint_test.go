@@ -86,7 +86,29 @@ func TestLongWaits(t *testing.T) {
 	if got := longWaits(w); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := longWaits(&workload.Waits{Buckets: []workload.Bucket{{AtLeast: 0, Count: 3}}}); got != "none of a millisecond or more" {
-		t.Errorf("short waits only: %q", got)
+	if got := longWaits(&workload.Waits{Count: 3, Buckets: []workload.Bucket{{AtLeast: 0, Count: 3}}}); got != "no bucket starts at a millisecond or more" {
+		t.Errorf("no bucket from a millisecond: %q", got)
+	}
+}
+
+// train's summary says per phase how the apiserver's goroutines waited to
+// run and its GC paused, and each process's wait for a core, the most
+// first and equal ones by name.
+func TestPrintTrainWaits(t *testing.T) {
+	var r runs.TrainResult
+	r.APIServer = map[string]workload.APIServerTimes{"hold": {
+		GoSched:  &workload.Waits{Count: 100, Buckets: []workload.Bucket{{AtLeast: 0, Count: 90}, {AtLeast: 0.0009175039999999999, Count: 8}, {AtLeast: 0.010485759999999998, Count: 2}}},
+		GCPauses: &metrics.Tally{Count: 3, Sum: 0.004},
+	}}
+	r.RunQueue = map[string]map[string]float64{"hold": {"kube-apiserver": 39.4, "etcd": 23.1, "kwok-controller": 2, "kube-scheduler": 2}}
+	var b strings.Builder
+	printTrain(&b, r)
+	for _, want := range []string{
+		"    its goroutines' waits to run, one in eight sampled: 100 (10 of 0.918ms or more, 2 of 10.5ms or more); its GC stopped them 3 times for at least 0.00s\n",
+		"  waiting for a core during hold: kube-apiserver 39.4s, etcd 23.1s, kube-scheduler 2.0s, kwok-controller 2.0s\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -231,11 +231,15 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 // "kube-apiserver 40.1s, etcd 12.0s, …".
 func secondsByProcess(seconds map[string]float64) string {
 	parts := []string{}
-	for _, c := range runs.CPUByComponent(seconds) {
+	for _, c := range runs.MostFirst(seconds) {
 		parts = append(parts, fmt.Sprintf("%s %.1fs", c, seconds[c]))
 	}
 	return strings.Join(parts, ", ")
 }
+
+// longWait is where longWaits starts: the bucket from about a
+// millisecond (Go's runtime exposes one from 0.918 ms).
+const longWait = 0.0009
 
 // longWaits says how many of w's waits were a millisecond or longer, by
 // bucket: "412 of 0.918ms or more, 37 of 10.5ms or more, 0 of 117ms or
@@ -243,7 +247,7 @@ func secondsByProcess(seconds map[string]float64) string {
 func longWaits(w *workload.Waits) string {
 	parts := []string{}
 	for i, b := range w.Buckets {
-		if b.AtLeast < 0.0009 {
+		if b.AtLeast < longWait {
 			continue
 		}
 		n := 0.0
@@ -253,7 +257,7 @@ func longWaits(w *workload.Waits) string {
 		parts = append(parts, fmt.Sprintf("%.0f of %.3gms or more", n, 1000*b.AtLeast))
 	}
 	if len(parts) == 0 {
-		return "none of a millisecond or more"
+		return "no bucket starts at a millisecond or more"
 	}
 	return strings.Join(parts, ", ")
 }
