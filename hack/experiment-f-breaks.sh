@@ -16,6 +16,8 @@
 # (train --restart job) instead of the Job controller replacing the one;
 # RESTART_DELAY (e.g. 10s) has it wait that long between the old Job gone
 # and the new one (train --restart-delay).
+# TRACE (e.g. 30s) has every train take a Go execution trace of the
+# apiserver over the hold's first TRACE (train --trace-apiserver).
 # Each train and fault writes its own results/ folder, and each train a
 # snapshot of its window (results/snapshot-<time>/, report.html).
 #
@@ -39,6 +41,7 @@ profiles=${PROFILES:-default gang}
 read -r -a fault <<<"${FAULT:-gpu-xid --xid 79}"
 restart=${RESTART:-worker}
 restart_delay=${RESTART_DELAY:-0s}
+trace=${TRACE:-0s}
 . hack/lib.sh
 gf_build
 name=gf-exp-f
@@ -52,7 +55,7 @@ trap '[ -z "$trainer" ] || kill "$trainer" 2>/dev/null; rm -f "$log"; "$bin" --n
 train_then() {
 	local train_hold=$1 clear=$2
 	shift 2
-	"$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m --hold "${train_hold}s" --restart "$restart" --restart-delay "$restart_delay" >"$log" 2>&1 &
+	"$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m --hold "${train_hold}s" --restart "$restart" --restart-delay "$restart_delay" --trace-apiserver "$trace" >"$log" 2>&1 &
 	trainer=$!
 	until grep -q "watching the running jobs" "$log"; do
 		if ! kill -0 "$trainer" 2>/dev/null; then

@@ -49,7 +49,12 @@ type TrainOptions struct {
 	// between the old Job gone and creating it again: a launcher's
 	// backoff before it restarts.
 	RestartDelay time.Duration `json:"restartDelay,omitempty"`
-	Report       progress.Func `json:"-"`
+	// TraceAPIServer, when set, takes a Go execution trace of
+	// kube-apiserver over the hold's first TraceAPIServer (whole
+	// seconds, at most Hold) and records what it shows of the requests'
+	// waits to run (TrainResult.APIServerTrace).
+	TraceAPIServer time.Duration `json:"traceApiserver,omitempty"`
+	Report         progress.Func `json:"-"`
 	// Meters are where the run reads what each phase cost the control
 	// plane (TrainResult's ControllerManager, APIServer, Scheduler and
 	// CPU).
@@ -111,6 +116,10 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("restart delay %s is out of range: allowed are 0 (at once) to %s", o.RestartDelay, maxRestartDelay)
 	case o.RestartDelay > 0 && o.Restart != RestartJob:
 		return fmt.Errorf("restart delay %s is a whole-job restart's: set --restart job too", o.RestartDelay)
+	case o.TraceAPIServer < 0 || o.TraceAPIServer > o.Hold:
+		return fmt.Errorf("apiserver trace %s is out of range: allowed are 0 (none) to the hold (%s)", o.TraceAPIServer, o.Hold)
+	case o.TraceAPIServer%time.Second != 0:
+		return fmt.Errorf("apiserver trace %s is out of range: it must be whole seconds", o.TraceAPIServer)
 	}
 	if _, err := ParseClaim(o.Claim); err != nil {
 		return err
@@ -214,6 +223,9 @@ type TrainResult struct {
 	Scheduler map[string]SchedulerAttempts  `json:"scheduler,omitempty"`
 	CPU       map[string]map[string]float64 `json:"cpuSeconds,omitempty"`
 	RunQueue  map[string]map[string]float64 `json:"runQueueSeconds,omitempty"`
+	// APIServerTrace is what a Go execution trace of the apiserver over
+	// the hold's first TrainOptions.TraceAPIServer showed.
+	APIServerTrace *APIServerTrace `json:"apiserverTrace,omitempty"`
 }
 
 // Train creates the jobs (Indexed Jobs of whole-node pods that run until
@@ -283,6 +295,9 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		if err != nil {
 			opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("workers on nodes that go NotReady will count as lost only once evicted: %v", err)})
 		}
+		// Sent before the faults this hold is for, which a script
+		// injects once it sees the hold start.
+		traced := startAPIServerTrace(ctx, clients.Admin, opts.TraceAPIServer)
 		var restarted func() (int, int)
 		if opts.Restart == RestartJob {
 			since := allWhole(tracker.Pods(), opts.PodsPerJob, w.End)
@@ -296,6 +311,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		w.Interrupted = ctx.Err() != nil
 		rec.Phases = append(rec.Phases, record.Phase{Name: "hold", Start: w.End.UTC(), End: end.UTC()})
 		meter.phase(ctx, "hold")
+		res.APIServerTrace = traced.result(opts.Report)
 		pods = tracker.Pods()
 		if downs != nil {
 			downs.Stop()

@@ -119,6 +119,8 @@ func TestBadInputBattery(t *testing.T) {
 		{[]string{"train", "--jobs", "20000"}, "job count 20000 is out of range: allowed are 1-10000"},
 		{[]string{"train", "--gpus-per-pod", "0"}, "GPUs per pod 0 is out of range"},
 		{[]string{"train", "--hold", "-1s"}, "hold -1s is out of range: allowed are 0 (end when every job runs) to 24h"},
+		{[]string{"train", "--trace-apiserver", "30s"}, "apiserver trace 30s is out of range: allowed are 0 (none) to the hold (0s)"},
+		{[]string{"train", "--hold", "1m", "--trace-apiserver", "1500ms"}, "apiserver trace 1.5s is out of range: it must be whole seconds"},
 		{[]string{"fault", "node-down", "--fail-pods"}, "unknown flag: --fail-pods"},
 		{[]string{"binpack", "--fill", "1.5"}, "fill 1.5 is out of range"},
 		{[]string{"fault", "nvlink", "--nodes", "many"}, `--nodes "many" is not a whole number`},

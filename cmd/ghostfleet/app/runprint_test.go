@@ -112,3 +112,28 @@ func TestPrintTrainWaits(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintAPIServerTrace: the trace's busiest verbs with their shares,
+// the slow ones' too, and every kind of goroutine's waits to run.
+func TestPrintAPIServerTrace(t *testing.T) {
+	var r runs.TrainResult
+	r.APIServerTrace = &workload.APIServerTrace{Seconds: 30, Bytes: 12_500_000,
+		Requests: map[string]*workload.TracedRequests{
+			"delete": {Count: 4, Seconds: 2, RunningSeconds: 0.5, WaitToRunSeconds: 0.8, EtcdSeconds: 0.4, Slow: 1, SlowSeconds: 1, SlowRunning: 0.2, SlowWaitToRun: 0.5, SlowEtcd: 0.1},
+			"get":    {Count: 10, Seconds: 0.1, RunningSeconds: 0.05},
+		},
+		WaitsToRun: map[string]*workload.TracedWaits{"requests": {Count: 50, Seconds: 1.3, AtLeast10ms: 7}, "etcd client": {Count: 9, Seconds: 0.1}},
+	}
+	var b strings.Builder
+	printTrain(&b, r)
+	for _, want := range []string{
+		"  apiserver trace, the hold's first 30s (12.5 MB): requests answered in it, their time, and of it running / else waiting to run / else waiting for etcd:\n",
+		"    get: 10, mean 10ms: 50% / 0% / 0%\n",
+		"    delete: 4, mean 500ms: 25% / 40% / 20%; 1 of 0.5s or more, mean 1.00s: 20% / 50% / 10%\n",
+		"    goroutines' waits to run, every one: requests 50, 1.3s (7 of 10ms or more); etcd client 9, 0.1s (0 of 10ms or more)\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -90,6 +90,16 @@ control plane, read from each source as each phase ends:
 What did not move in a phase is left out. A source that cannot be read,
 or restarts, is named in a warning and left out from there on.
 
+--trace-apiserver D also takes a Go execution trace of kube-apiserver over
+the hold's first D (its /debug/pprof/trace; it costs the apiserver a little
+CPU meanwhile) and records, by verb, the requests it received and answered
+in that window: their time, and of it the time when one of the
+request's goroutines ran; else when one was ready to run but waited (none
+of the apiserver's GOMAXPROCS slots free); else when one waited for etcd;
+the same for those of 0.5s or more; and every goroutine's waits to run by kind (a
+request's, the etcd client's readers, the rest). The trace is read after
+the hold, into a temporary file that is then removed.
+
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
 GPUs of one NVLink domain).
@@ -107,7 +117,8 @@ the jobs.`,
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
   ghostfleet train --jobs 150 --pods-per-job 8 --topology rack   # on a fleet up with --profile gang
   ghostfleet train --jobs 120 --hold 3m &   # then: ghostfleet fault gpu-xid --nodes 50 --seed 1 --fail-pods
-  ghostfleet train --jobs 120 --hold 3m --restart job &   # the same, each broken job restarting whole`,
+  ghostfleet train --jobs 120 --hold 3m --restart job &   # the same, each broken job restarting whole
+  ghostfleet train --jobs 120 --hold 3m --restart job --trace-apiserver 30s &   # and where its requests waited, from a trace`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
@@ -124,6 +135,7 @@ the jobs.`,
 	fs.DurationVar(&o.Hold, "hold", 0, "once every job runs, keep watching them this long and measure what breaks them (0: end at once)")
 	fs.StringVar(&o.Restart, "restart", workload.RestartWorker, "with --hold, what a job that loses a worker does: "+workload.RestartWorker+" (the Job controller replaces that worker) or "+workload.RestartJob+" (the whole job starts over: GhostFleet deletes the Job and creates it again, as JobSet's failure policy does)")
 	fs.DurationVar(&o.RestartDelay, "restart-delay", 0, "with --restart job, wait this long between the old Job gone and creating it again, as a launcher's backoff (0: at once; at most 10m)")
+	fs.DurationVar(&o.TraceAPIServer, "trace-apiserver", 0, "with --hold, take a Go execution trace of kube-apiserver over the hold's first this long (whole seconds, at most --hold) and record where its requests waited (0: none)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.writeWorkload, "write-workload", "", "also write this run's jobs as a workload `FILE` (every job arriving at 0s) for ghostfleet ab")
 	_ = cmd.RegisterFlagCompletionFunc("gang", fixed(runs.GangModes...))
@@ -217,6 +229,9 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		if wait, ok := r.RunQueue[phase]; ok {
 			fmt.Fprintf(w, "  waiting for a core during %s: %s\n", phase, secondsByProcess(wait))
 		}
+	}
+	if t := r.APIServerTrace; t != nil {
+		printAPIServerTrace(w, t)
 	}
 	for _, phase := range []string{"train", "hold"} {
 		if c, ok := r.AuditedRequests[phase]; ok {
@@ -341,4 +356,37 @@ func gangWords(r workload.TrainResult) string {
 		return ", gang-scheduled (a PodGroup each)"
 	}
 	return ""
+}
+
+// printAPIServerTrace says, for the busiest verbs in the trace, where
+// their requests' time went, and how long the goroutines waited to run.
+func printAPIServerTrace(w io.Writer, t *workload.APIServerTrace) {
+	fmt.Fprintf(w, "  apiserver trace, the hold's first %.0fs (%.1f MB): requests answered in it, their time, and of it running / else waiting to run / else waiting for etcd:\n", t.Seconds, float64(t.Bytes)/1e6)
+	count := map[string]float64{}
+	for verb, r := range t.Requests {
+		count[verb] = float64(r.Count)
+	}
+	share := func(part, of float64) string {
+		if of == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100*part/of)
+	}
+	for _, verb := range runs.MostFirst(count)[:min(4, len(count))] {
+		r := t.Requests[verb]
+		fmt.Fprintf(w, "    %s: %d, mean %.0fms: %s / %s / %s", verb, r.Count, 1000*r.Seconds/float64(r.Count),
+			share(r.RunningSeconds, r.Seconds), share(r.WaitToRunSeconds, r.Seconds), share(r.EtcdSeconds, r.Seconds))
+		if r.Slow > 0 {
+			fmt.Fprintf(w, "; %d of 0.5s or more, mean %.2fs: %s / %s / %s", r.Slow, r.SlowSeconds/float64(r.Slow),
+				share(r.SlowRunning, r.SlowSeconds), share(r.SlowWaitToRun, r.SlowSeconds), share(r.SlowEtcd, r.SlowSeconds))
+		}
+		fmt.Fprintln(w)
+	}
+	kinds := []string{}
+	for _, kind := range []string{"requests", "etcd client", "other"} {
+		if k := t.WaitsToRun[kind]; k != nil {
+			kinds = append(kinds, fmt.Sprintf("%s %d, %.1fs (%d of 10ms or more)", kind, k.Count, k.Seconds, k.AtLeast10ms))
+		}
+	}
+	fmt.Fprintf(w, "    goroutines' waits to run, every one: %s\n", strings.Join(kinds, "; "))
 }
