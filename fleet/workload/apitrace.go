@@ -29,29 +29,32 @@ type APIServerTrace struct {
 	Events  int     `json:"events"`
 	// Requests are, by verb ("delete", "create", "update", "patch",
 	// "get", "list", "watch", "deletecollection", or "other" for a
-	// request no resource handler served, such as discovery), the HTTP/2
-	// requests the apiserver both received and answered in the window.
+	// request in whose goroutines no resource handler was seen, such as
+	// discovery), the HTTP/2 requests whose stream's goroutine started
+	// and ended in the window.
 	Requests map[string]*TracedRequests `json:"requests,omitempty"`
 	// WaitsToRun are every goroutine's waits from ready to running, by
-	// kind: "requests" (a request's goroutines), "etcd client" (the
-	// readers of the apiserver's connections to etcd, which hand each
-	// answer to the request waiting for it) and "other".
+	// kind: "etcd client" (the readers of the apiserver's connections to
+	// etcd, which hand each answer to the request waiting for it),
+	// "requests" (the goroutines of a request begun in the trace and not
+	// yet answered, watches among them) and "other".
 	WaitsToRun map[string]*TracedWaits `json:"waitsToRun,omitempty"`
 }
 
 // TracedRequests are one verb's requests in a trace: how many, their
-// time from the goroutine that received each starting to its end
-// (Seconds), and of it the time when one of the request's goroutines
-// (the HTTP/2 stream's, the timeout filter's, the one the handler runs
-// the storage call in…) ran or was in a system call (RunningSeconds);
-// else when one was ready to run but waited, none of the apiserver's
-// GOMAXPROCS slots free (WaitToRunSeconds; a thread the kernel keeps
-// from a core while it runs one counts as running); else when one
-// waited for etcd, blocked in etcd's client (EtcdSeconds, which holds
-// the etcd client reader's wait to run before it hands the answer
-// over). The rest is waiting for anything else: a queue, a lock, the
-// client. Slow… are the same for the requests of half a second or more,
-// the audit log's threshold for a request's layers.
+// time from the goroutine their HTTP/2 stream started starting to its
+// end (Seconds), and of it the time when one of the request's goroutines
+// (the stream's, the timeout filter's, the one the handler runs the
+// storage call in…) ran or was in a system call (RunningSeconds); else
+// when one was ready but not yet running (WaitToRunSeconds: for one of
+// the apiserver's GOMAXPROCS slots, for the kernel to run a thread woken
+// to take an idle one, or stopped by the GC or the trace itself; a
+// thread the kernel keeps from a core while it runs one counts as
+// running); else when one waited for etcd, blocked in etcd's client
+// (EtcdSeconds: etcd's time and the gRPC writer's and reader's waits to
+// run). The rest is waiting for anything else: a queue, a lock, the
+// connection's writer. Slow… are the same for the requests of half a
+// second or more, the audit log's threshold for a request's layers.
 type TracedRequests struct {
 	Count            int     `json:"count"`
 	Seconds          float64 `json:"seconds"`
@@ -119,6 +122,7 @@ var apiserverMarks = traceMarks{
 		{"handlers.DeleteCollection.", "deletecollection"},
 		{"handlers.CreateResource.", "create"},
 		{"handlers.CreateNamedResource.", "create"},
+		{"handlers.createHandler.", "create"},
 		{"handlers.UpdateResource.", "update"},
 		{"handlers.PatchResource.", "patch"},
 		{"handlers.handleWatch", "watch"},
@@ -153,7 +157,7 @@ func startAPIServerTrace(ctx context.Context, admin kubernetes.Interface, d time
 
 // result waits for the trace, then reads it; nil, with a warning, if
 // it could not be taken or read.
-func (t *tracing) result(report progress.Func) *APIServerTrace {
+func (t *tracing) result(ctx context.Context, report progress.Func) *APIServerTrace {
 	if t == nil {
 		return nil
 	}
@@ -164,7 +168,7 @@ func (t *tracing) result(report progress.Func) *APIServerTrace {
 	}
 	done := progress.Step(report, "apiserver trace", fmt.Sprintf("reading the apiserver's trace of the hold's first %s", t.d), 0)
 	defer done()
-	out, err := readAPIServerTrace(t.path, t.d)
+	out, err := readAPIServerTrace(ctx, t.path, t.d)
 	if err != nil {
 		report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the apiserver's trace is not recorded: %v", err)})
 	}
@@ -176,7 +180,11 @@ func (t *tracing) result(report progress.Func) *APIServerTrace {
 // (which removes it). It is read only after the window, so that reading
 // it costs the run's CPU nothing while it is measured.
 func captureAPIServerTrace(ctx context.Context, c rest.Interface, d time.Duration) (string, error) {
-	body, err := c.Get().AbsPath("/debug/pprof/trace").Param("seconds", fmt.Sprint(int(d.Seconds()))).Timeout(d + time.Minute).Stream(ctx)
+	// The apiserver serves /debug/pprof/ as a long-running request,
+	// with no timeout of its own.
+	ctx, cancel := context.WithTimeout(ctx, d+time.Minute)
+	defer cancel()
+	body, err := c.Get().AbsPath("/debug/pprof/trace").Param("seconds", fmt.Sprint(int(d.Seconds()))).Stream(ctx)
 	if err != nil {
 		return "", fmt.Errorf("GET /debug/pprof/trace: %w", err)
 	}
@@ -198,7 +206,7 @@ func captureAPIServerTrace(ctx context.Context, c rest.Interface, d time.Duratio
 }
 
 // readAPIServerTrace summarises the trace in file path, then removes it.
-func readAPIServerTrace(path string, d time.Duration) (*APIServerTrace, error) {
+func readAPIServerTrace(ctx context.Context, path string, d time.Duration) (*APIServerTrace, error) {
 	defer os.Remove(path)
 	f, err := os.Open(path)
 	if err != nil {
@@ -209,7 +217,7 @@ func readAPIServerTrace(path string, d time.Duration) (*APIServerTrace, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := summariseTrace(f, apiserverMarks)
+	t, err := summariseTrace(ctx, f, apiserverMarks)
 	if err != nil {
 		return nil, err
 	}
@@ -268,124 +276,169 @@ func (r *tracedRequest) count(s trace.GoState, etcdWait bool, n int) {
 	}
 }
 
+// stackMarks are what one stack holds of the marks.
+type stackMarks struct {
+	verb                  string
+	request, reader, etcd bool
+}
+
+// traceSummary is a trace's summary as its events are read.
+type traceSummary struct {
+	out   *APIServerTrace
+	marks traceMarks
+	gs    map[trace.GoID]*tracedGoroutine
+	// What each stack holds, once per stack (stacks repeat), for the
+	// generation being read: a stack refers to its generation's tables.
+	seen map[trace.Stack]stackMarks
+}
+
+// readEvery is how many events are read between two looks at whether
+// the run was interrupted.
+const readEvery = 1 << 16
+
 // summariseTrace reads a Go execution trace: each request's time by what
 // its goroutines did (a goroutine created by one of a request's
 // goroutines while the request lasts serves it too), and every
 // goroutine's waits to run by kind. A request that began before the
 // trace is left out, as is one not answered by its end.
-func summariseTrace(r io.Reader, marks traceMarks) (*APIServerTrace, error) {
+func summariseTrace(ctx context.Context, r io.Reader, marks traceMarks) (*APIServerTrace, error) {
 	tr, err := trace.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("not a Go execution trace: %w", err)
 	}
-	out := &APIServerTrace{Requests: map[string]*TracedRequests{}, WaitsToRun: map[string]*TracedWaits{}}
-	gs := map[trace.GoID]*tracedGoroutine{}
-	// What a stack holds, once per stack: stacks repeat.
-	type stackMarks struct {
-		verb                  string
-		request, reader, etcd bool
-	}
-	seen := map[trace.Stack]stackMarks{}
-	marksOf := func(s trace.Stack) stackMarks {
-		if m, ok := seen[s]; ok {
-			return m
-		}
-		var m stackMarks
-		for f := range s.Frames() {
-			if m.verb == "" {
-				if i := slices.IndexFunc(marks.verbs, func(v verbMark) bool { return strings.Contains(f.Func, v.mark) }); i >= 0 {
-					m.verb = marks.verbs[i].verb
-				}
-			}
-			m.request = m.request || strings.HasSuffix(f.Func, marks.request)
-			m.reader = m.reader || strings.Contains(f.Func, marks.reader)
-			m.etcd = m.etcd || strings.Contains(f.Func, marks.etcd)
-		}
-		seen[s] = m
-		return m
-	}
-	waits := func(kind string) *TracedWaits {
-		w := out.WaitsToRun[kind]
-		if w == nil {
-			w = &TracedWaits{}
-			out.WaitsToRun[kind] = w
-		}
-		return w
-	}
+	s := newTraceSummary(marks)
 	for {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading the trace after %d events: %w", out.Events, err)
+			return nil, fmt.Errorf("reading the trace after %d events: %w", s.out.Events, err)
 		}
-		out.Events++
-		if ev.Kind() != trace.EventStateTransition {
-			continue
+		if s.out.Events%readEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		st := ev.StateTransition()
-		if st.Resource.Kind != trace.ResourceGoroutine {
-			continue
-		}
-		id, now := st.Resource.Goroutine(), ev.Time()
-		from, to := st.Goroutine()
-		g := gs[id]
-		if g == nil {
-			g = &tracedGoroutine{state: from, since: now}
-			gs[id] = g
-		}
-		if from == trace.GoNotExist {
-			// Created: the new goroutine's stack is where it starts.
-			if marksOf(st.Stack).request {
-				g.req, g.root = &tracedRequest{start: now, last: now}, true
-			} else if p := gs[ev.Goroutine()]; p != nil && p.req != nil && !p.req.done {
-				g.req = p.req
+		s.event(ev)
+	}
+	return s.out, nil
+}
+
+func newTraceSummary(marks traceMarks) *traceSummary {
+	return &traceSummary{
+		out:   &APIServerTrace{Requests: map[string]*TracedRequests{}, WaitsToRun: map[string]*TracedWaits{}},
+		marks: marks,
+		gs:    map[trace.GoID]*tracedGoroutine{},
+		seen:  map[trace.Stack]stackMarks{},
+	}
+}
+
+func (s *traceSummary) marksOf(st trace.Stack) stackMarks {
+	if m, ok := s.seen[st]; ok {
+		return m
+	}
+	var m stackMarks
+	for f := range st.Frames() {
+		if m.verb == "" {
+			if i := slices.IndexFunc(s.marks.verbs, func(v verbMark) bool { return strings.Contains(f.Func, v.mark) }); i >= 0 {
+				m.verb = s.marks.verbs[i].verb
 			}
 		}
-		req := g.req
-		if req != nil && req.done {
-			req = nil
-		}
-		if req != nil {
-			req.advance(now)
-			req.count(g.state, g.etcdWait, -1)
-		}
-		if g.state == trace.GoRunnable && to == trace.GoRunning {
-			kind := "other"
-			switch {
-			case g.req != nil:
-				kind = "requests"
-			case g.reader:
-				kind = "etcd client"
-			}
-			waits(kind).add(time.Duration(now - g.since))
-		}
-		// Leaving running, the event is the goroutine's own and its
-		// stack is where it stopped. (An etcd client reader is known by
-		// that stack, so its first wait in the trace may count as
-		// other.)
-		if from == trace.GoRunning {
-			m := marksOf(cmp.Or(st.Stack, ev.Stack()))
-			g.etcdWait = to == trace.GoWaiting && m.etcd
-			g.reader = g.reader || m.reader
-			if g.req != nil && g.req.verb == "" && m.verb != "" {
-				g.req.verb = m.verb
-			}
-		}
-		g.state, g.since = to, now
-		if req != nil {
-			req.count(to, g.etcdWait, 1)
-		}
-		if to == trace.GoNotExist {
-			if g.root {
-				g.req.done = true
-				out.add(g.req, now)
-			}
-			delete(gs, id)
+		m.request = m.request || strings.HasSuffix(f.Func, s.marks.request)
+		m.reader = m.reader || strings.Contains(f.Func, s.marks.reader)
+		m.etcd = m.etcd || strings.Contains(f.Func, s.marks.etcd)
+	}
+	s.seen[st] = m
+	return m
+}
+
+// event reads one event of the trace.
+func (s *traceSummary) event(ev trace.Event) {
+	s.out.Events++
+	if ev.Kind() == trace.EventSync {
+		clear(s.seen)
+		return
+	}
+	if ev.Kind() != trace.EventStateTransition {
+		return
+	}
+	st := ev.StateTransition()
+	if st.Resource.Kind != trace.ResourceGoroutine {
+		return
+	}
+	from, to := st.Goroutine()
+	s.transition(ev.Time(), ev.Goroutine(), st.Resource.Goroutine(), from, to, st.Stack)
+}
+
+// transition reads goroutine id's change from one state to another, in
+// goroutine by, at now. stack is id's own: where it starts when
+// created, where it stopped when it leaves running, what it was doing
+// when the trace first says its state.
+func (s *traceSummary) transition(now trace.Time, by, id trace.GoID, from, to trace.GoState, stack trace.Stack) {
+	g := s.gs[id]
+	if g == nil {
+		g = &tracedGoroutine{state: from, since: now}
+		s.gs[id] = g
+	}
+	m := s.marksOf(stack)
+	g.reader = g.reader || m.reader
+	if from == to {
+		// A new generation of the trace restating a state: nothing
+		// changed, and a wait goes on.
+		return
+	}
+	if from == trace.GoNotExist {
+		if m.request {
+			g.req, g.root = &tracedRequest{start: now, last: now}, true
+		} else if p := s.gs[by]; p != nil && p.req != nil && !p.req.done {
+			g.req = p.req
 		}
 	}
-	return out, nil
+	req := g.req
+	if req != nil && req.done {
+		req = nil
+	}
+	if req != nil {
+		req.advance(now)
+		req.count(g.state, g.etcdWait, -1)
+	}
+	if g.state == trace.GoRunnable && to == trace.GoRunning {
+		kind := "other"
+		switch {
+		case g.reader:
+			kind = "etcd client"
+		case req != nil:
+			kind = "requests"
+		}
+		s.waits(kind).add(time.Duration(now - g.since))
+	}
+	if from == trace.GoRunning {
+		g.etcdWait = to == trace.GoWaiting && m.etcd
+		// A watch's first stop can be in the list handler that serves
+		// it, before its watch's.
+		if req := g.req; req != nil && m.verb != "" && (req.verb == "" || req.verb == "list" && m.verb == "watch") {
+			req.verb = m.verb
+		}
+	}
+	g.state, g.since = to, now
+	if req != nil {
+		req.count(to, g.etcdWait, 1)
+	}
+	if to == trace.GoNotExist {
+		if g.root {
+			g.req.done = true
+			s.out.add(g.req, now)
+		}
+		delete(s.gs, id)
+	}
+}
+
+func (s *traceSummary) waits(kind string) *TracedWaits {
+	w := s.out.WaitsToRun[kind]
+	if w == nil {
+		w = &TracedWaits{}
+		s.out.WaitsToRun[kind] = w
+	}
+	return w
 }
 
 // add counts a request that ended at end.

@@ -2,11 +2,15 @@ package workload
 
 import (
 	"bytes"
+	"context"
+	"math"
 	"runtime"
 	"runtime/trace"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	xtrace "golang.org/x/exp/trace"
 )
 
 // The marks of this test's own goroutines, standing in for the
@@ -36,6 +40,12 @@ func fakePatch() { fakeEtcd(time.Millisecond) }
 //go:noinline
 func fakeEtcd(d time.Duration) { time.Sleep(d) }
 
+//go:noinline
+func fakeReader(answers <-chan struct{}) {
+	for range answers {
+	}
+}
+
 // TestSummariseTrace traces this process serving three requests while
 // a goroutine spins on its one GOMAXPROCS slot: a request that began
 // before the trace is left out, the others are counted by verb with
@@ -58,16 +68,20 @@ func TestSummariseTrace(t *testing.T) {
 	}()
 	now := make(chan struct{})
 	close(now)
+	answers := make(chan struct{})
+	go fakeReader(answers)
 	go fakeRequest(now, fakeDelete, done)
 	go fakeRequest(now, fakePatch, done)
 	close(before)
 	for range 3 {
 		<-done
+		answers <- struct{}{}
 	}
+	close(answers)
 	stop.Store(true)
 	trace.Stop()
 
-	got, err := summariseTrace(&buf, testTraceMarks)
+	got, err := summariseTrace(context.Background(), &buf, testTraceMarks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +103,86 @@ func TestSummariseTrace(t *testing.T) {
 	if w == nil || w.Count == 0 || w.AtLeast1ms == 0 {
 		t.Errorf("the requests' waits to run = %+v, want some of 1ms or more behind the spinner", w)
 	}
-	if _, err := summariseTrace(bytes.NewReader([]byte("not a trace")), testTraceMarks); err == nil {
+	if r := got.WaitsToRun["etcd client"]; r == nil || r.Count == 0 {
+		t.Errorf("the reader's waits to run = %+v, want its own kind", r)
+	}
+	if _, err := summariseTrace(context.Background(), bytes.NewReader([]byte("not a trace")), testTraceMarks); err == nil {
 		t.Error("a file that is no trace was read without error")
+	}
+}
+
+// change is goroutine id's change from → to at ms, in goroutine by,
+// with frames as its stack.
+type change struct {
+	ms       float64
+	by, id   xtrace.GoID
+	from, to xtrace.GoState
+	frames   []string
+}
+
+func (c change) apply(s *traceSummary) {
+	stack := xtrace.NoStack
+	if len(c.frames) > 0 {
+		var fs []xtrace.StackFrame
+		for i, f := range c.frames { // a stack's frames are told apart by PC
+			fs = append(fs, xtrace.StackFrame{PC: uint64(i + 1), Func: f})
+		}
+		stack = xtrace.MakeStack(fs)
+	}
+	s.transition(xtrace.Time(c.ms*1e6), c.by, c.id, c.from, c.to, stack)
+}
+
+// TestTraceSummaryEvents reads made-up events: a request whose storage
+// goroutine waits for etcd, then to run across a new generation's
+// restatement of its state, and starts a reader that outlives it; and a
+// watch first seen stopping in the list handler.
+func TestTraceSummaryEvents(t *testing.T) {
+	marks := testTraceMarks
+	marks.verbs = append(marks.verbs, verbMark{"workload.fakeWatch", "watch"}, verbMark{"workload.fakeList", "list"})
+	s := newTraceSummary(marks)
+	const (
+		R, W, B, NE = xtrace.GoRunnable, xtrace.GoWaiting, xtrace.GoRunning, xtrace.GoNotExist
+	)
+	for _, c := range []change{
+		{0, 1, 2, NE, R, []string{"workload.fakeRequest"}},
+		{1, 1, 2, R, B, nil},
+		{2, 2, 3, NE, R, []string{"workload.fakeRequest.func1"}},
+		{2, 2, 2, B, W, []string{"runtime.selectgo", "workload.fakeRequest"}},
+		{3, 1, 3, R, B, nil},
+		{4, 3, 3, B, W, []string{"time.Sleep", "workload.fakeEtcd", "workload.fakeDelete"}},
+		{20, 1, 3, W, R, nil},
+		{30, 1, 3, R, R, nil}, // a new generation says it is still ready
+		{60, 1, 3, R, B, nil},
+		{61, 3, 4, NE, R, []string{"workload.fakeReader"}},
+		{62, 3, 3, B, NE, nil},
+		{62, 3, 2, W, R, nil},
+		{63, 1, 2, R, B, nil},
+		{64, 2, 2, B, NE, nil},
+		{70, 1, 5, NE, R, []string{"workload.fakeRequest"}},
+		{70.5, 1, 5, R, B, nil},
+		{71, 5, 5, B, W, []string{"runtime.selectgo", "workload.fakeList"}},
+		{75, 1, 4, R, B, nil},
+		{80, 1, 5, W, R, nil},
+		{81, 1, 5, R, B, nil},
+		{82, 5, 5, B, W, []string{"runtime.selectgo", "workload.fakeWatch", "workload.fakeList"}},
+		{89, 1, 5, W, R, nil},
+		{89.5, 1, 5, R, B, nil},
+		{90, 5, 5, B, NE, nil},
+	} {
+		c.apply(s)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	del := s.out.Requests["delete"]
+	if del == nil || del.Count != 1 || !near(del.Seconds, 0.064) || !near(del.RunningSeconds, 0.005) || !near(del.WaitToRunSeconds, 0.043) || !near(del.EtcdSeconds, 0.016) {
+		t.Errorf("delete = %+v, want 1 of 64ms: 5ms running, 43ms waiting to run, 16ms for etcd", del)
+	}
+	if w := s.out.Requests["watch"]; w == nil || w.Count != 1 || s.out.Requests["list"] != nil {
+		t.Errorf("requests = %v, want the watch as one, no list", s.out.Requests)
+	}
+	if w := s.out.WaitsToRun["requests"]; w == nil || w.Count != 7 || w.AtLeast10ms != 1 || w.AtLeast1ms != 5 || !near(w.Seconds, 0.045) {
+		t.Errorf("the requests' waits to run = %+v, want 7, 45ms, one of 40ms across the restatement, 5 of 1ms or more", w)
+	}
+	if w := s.out.WaitsToRun["etcd client"]; w == nil || w.Count != 1 || w.AtLeast10ms != 1 {
+		t.Errorf("the reader's waits to run = %+v, want its 14ms wait, though a request started it", w)
 	}
 }

@@ -116,10 +116,12 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("restart delay %s is out of range: allowed are 0 (at once) to %s", o.RestartDelay, maxRestartDelay)
 	case o.RestartDelay > 0 && o.Restart != RestartJob:
 		return fmt.Errorf("restart delay %s is a whole-job restart's: set --restart job too", o.RestartDelay)
+	case o.TraceAPIServer > 0 && o.Hold == 0:
+		return fmt.Errorf("apiserver trace %s is of the hold's first seconds: set --hold too", o.TraceAPIServer)
 	case o.TraceAPIServer < 0 || o.TraceAPIServer > o.Hold:
 		return fmt.Errorf("apiserver trace %s is out of range: allowed are 0 (none) to the hold (%s)", o.TraceAPIServer, o.Hold)
 	case o.TraceAPIServer%time.Second != 0:
-		return fmt.Errorf("apiserver trace %s is out of range: it must be whole seconds", o.TraceAPIServer)
+		return fmt.Errorf("apiserver trace %s is not whole seconds", o.TraceAPIServer)
 	}
 	if _, err := ParseClaim(o.Claim); err != nil {
 		return err
@@ -311,12 +313,15 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		w.Interrupted = ctx.Err() != nil
 		rec.Phases = append(rec.Phases, record.Phase{Name: "hold", Start: w.End.UTC(), End: end.UTC()})
 		meter.phase(ctx, "hold")
-		res.APIServerTrace = traced.result(opts.Report)
 		pods = tracker.Pods()
 		if downs != nil {
 			downs.Stop()
 			pods = downs.EndOnDownNodes(pods)
 		}
+		// Read once the hold's watchers are done: it takes seconds.
+		res.APIServerTrace = traced.result(ctx, opts.Report)
+	} else if opts.TraceAPIServer > 0 {
+		opts.Report(progress.Event{Kind: progress.Warn, Message: "the apiserver's trace is not taken: the run did not hold (not every job ran)"})
 	}
 	res, teardowns := trainAccounting(res, pods, created, end)
 	if path := opts.Meters.AuditLog; path != "" {

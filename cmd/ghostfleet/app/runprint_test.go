@@ -114,13 +114,17 @@ func TestPrintTrainWaits(t *testing.T) {
 }
 
 // TestPrintAPIServerTrace: the trace's busiest verbs with their shares,
-// the slow ones' too, and every kind of goroutine's waits to run.
+// DELETE's though it is not among them, the slow ones' too, and every
+// kind of goroutine's waits to run.
 func TestPrintAPIServerTrace(t *testing.T) {
 	var r runs.TrainResult
 	r.APIServerTrace = &workload.APIServerTrace{Seconds: 30, Bytes: 12_500_000,
 		Requests: map[string]*workload.TracedRequests{
 			"delete": {Count: 4, Seconds: 2, RunningSeconds: 0.5, WaitToRunSeconds: 0.8, EtcdSeconds: 0.4, Slow: 1, SlowSeconds: 1, SlowRunning: 0.2, SlowWaitToRun: 0.5, SlowEtcd: 0.1},
 			"get":    {Count: 10, Seconds: 0.1, RunningSeconds: 0.05},
+			"patch":  {Count: 9, Seconds: 0.1},
+			"create": {Count: 8, Seconds: 0.1},
+			"update": {Count: 7, Seconds: 0.1},
 		},
 		WaitsToRun: map[string]*workload.TracedWaits{"requests": {Count: 50, Seconds: 1.3, AtLeast10ms: 7}, "etcd client": {Count: 9, Seconds: 0.1}},
 	}

@@ -93,10 +93,11 @@ or restarts, is named in a warning and left out from there on.
 --trace-apiserver D also takes a Go execution trace of kube-apiserver over
 the hold's first D (its /debug/pprof/trace; it costs the apiserver a little
 CPU meanwhile) and records, by verb, the requests it received and answered
-in that window: their time, and of it the time when one of the
-request's goroutines ran; else when one was ready to run but waited (none
-of the apiserver's GOMAXPROCS slots free); else when one waited for etcd;
-the same for those of 0.5s or more; and every goroutine's waits to run by kind (a
+in that window (HTTP/2 only): their time, and of it the time when one of
+the request's goroutines ran; else when one was ready but not yet running
+(for one of the apiserver's GOMAXPROCS slots, or for the kernel to run a
+thread woken to take one); else when one waited for etcd; the same for
+those of 0.5s or more; and every goroutine's waits to run by kind (a
 request's, the etcd client's readers, the rest). The trace is read after
 the hold, into a temporary file that is then removed.
 
@@ -372,7 +373,13 @@ func printAPIServerTrace(w io.Writer, t *workload.APIServerTrace) {
 		}
 		return fmt.Sprintf("%.0f%%", 100*part/of)
 	}
-	for _, verb := range runs.MostFirst(count)[:min(4, len(count))] {
+	// The busiest verbs, and DELETE, whose time a restart's teardown
+	// waits on.
+	verbs := runs.MostFirst(count)[:min(4, len(count))]
+	if _, ok := t.Requests["delete"]; ok && !slices.Contains(verbs, "delete") {
+		verbs = append(verbs, "delete")
+	}
+	for _, verb := range verbs {
 		r := t.Requests[verb]
 		fmt.Fprintf(w, "    %s: %d, mean %.0fms: %s / %s / %s", verb, r.Count, 1000*r.Seconds/float64(r.Count),
 			share(r.RunningSeconds, r.Seconds), share(r.WaitToRunSeconds, r.Seconds), share(r.EtcdSeconds, r.Seconds))
