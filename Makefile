@@ -213,7 +213,8 @@ experiment-f-restart-request-times:
 	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-burst-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml" hack/experiment-f-breaks.sh
 
 # Experiment F, eighteenth part (docs/experiment-design.md): the same
-# breaks under the burst alone and with 100 collector workers, each train
+# breaks under the burst alone and under QPS 500 with 100 collector
+# workers, each train
 # taking a Go execution trace of the apiserver over the hold's first 30s,
 # which holds the breaks' teardown: where the DELETEs' time went.
 experiment-f-restart-trace:

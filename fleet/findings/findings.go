@@ -67,7 +67,8 @@ type Block struct {
 // Row is one figure: its label and its path in each run's JSON. With
 // Plus, the values at those paths are added to it (a histogram's buckets
 // from one up); with Per, the figure is then divided by the value at Per
-// (CPU seconds per pod), times Scale when set (1000: milliseconds).
+// (CPU seconds per pod); then it is multiplied by Scale when set (1000:
+// milliseconds).
 type Row struct {
 	Label string   `json:"label"`
 	Path  string   `json:"path"`
@@ -89,17 +90,17 @@ func (r Row) value(doc any) (float64, error) {
 		}
 		v += more
 	}
-	if r.Per == "" {
-		return v, nil
+	if r.Per != "" {
+		per, err := Lookup(doc, r.Per)
+		if err != nil {
+			return 0, err
+		}
+		if per == 0 {
+			return 0, fmt.Errorf("path %s is 0: nothing to divide by", r.Per)
+		}
+		v /= per
 	}
-	per, err := Lookup(doc, r.Per)
-	if err != nil {
-		return 0, err
-	}
-	if per == 0 {
-		return 0, fmt.Errorf("path %s is 0: nothing to divide by", r.Per)
-	}
-	return v / per * cmp.Or(r.Scale, 1), nil
+	return v * cmp.Or(r.Scale, 1), nil
 }
 
 var blockRE = regexp.MustCompile(`(?s)<!-- findings\n(.*?)-->\n(.*?)<!-- /findings -->`)

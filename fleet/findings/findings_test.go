@@ -40,6 +40,9 @@ func TestRowPer(t *testing.T) {
 	if got, err := (Row{Path: "cpu.s", Per: "pods"}).value(doc); err != nil || got != 0.005 {
 		t.Errorf("without scale: %v %v, want 0.005", got, err)
 	}
+	if got, err := (Row{Path: "pods", Scale: 0.001}).value(doc); err != nil || got != 0.4 {
+		t.Errorf("400 pods in thousands: %v %v, want 0.4 (scaled without per too)", got, err)
+	}
 	if _, err := (Row{Path: "cpu.s", Per: "none"}).value(doc); err == nil || !strings.Contains(err.Error(), "path none is 0") {
 		t.Errorf("dividing by 0: %v", err)
 	}
