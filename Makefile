@@ -214,8 +214,8 @@ experiment-f-restart-request-times:
 
 # Experiment F, eighteenth part (docs/experiment-design.md): the same
 # breaks under the burst alone and under QPS 500 with 100 collector
-# workers, each train
-# taking a Go execution trace of the apiserver over the hold's first 30s,
-# which holds the breaks' teardown: where the DELETEs' time went.
+# workers, each train taking a Go execution trace of the apiserver over
+# the hold's first 30s, which holds the breaks' teardown: where the
+# DELETEs' time went.
 experiment-f-restart-trace:
 	RESTART=job DOWN=0 TRACE=30s PROFILES="scenarios/profiles/lever-cm-burst-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml" hack/experiment-f-breaks.sh

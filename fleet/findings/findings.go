@@ -18,9 +18,10 @@
 //
 // Paths are dot-separated keys; a list is indexed by position (trials.0)
 // or by the first element whose field has a value (trials[profile=tuned]).
-// A row may add others to its figure (plus: a list of paths) and divide
-// it by another (per: result.podsScheduled, scale: 1000 for milliseconds
-// per pod).
+// A row may add others to its figure (plus: a list of paths), take others
+// from it (minus: the rest of a whole its parts do not cover), divide it
+// by another (per: result.podsScheduled), and scale it (scale: 1000 for
+// milliseconds).
 // A run may name a part of its file after a # (bench.json#trials.2: one
 // round of a benchmark), which the rows' paths then start from.
 // Each row shows every run's value, the median (and, with mean: true, the
@@ -66,13 +67,14 @@ type Block struct {
 
 // Row is one figure: its label and its path in each run's JSON. With
 // Plus, the values at those paths are added to it (a histogram's buckets
-// from one up); with Per, the figure is then divided by the value at Per
-// (CPU seconds per pod); then it is multiplied by Scale when set (1000:
-// milliseconds).
+// from one up), and with Minus taken from it; with Per, the figure is
+// then divided by the value at Per (CPU seconds per pod); then it is
+// multiplied by Scale when set (1000: milliseconds).
 type Row struct {
 	Label string   `json:"label"`
 	Path  string   `json:"path"`
 	Plus  []string `json:"plus,omitempty"`
+	Minus []string `json:"minus,omitempty"`
 	Per   string   `json:"per,omitempty"`
 	Scale float64  `json:"scale,omitempty"`
 }
@@ -89,6 +91,13 @@ func (r Row) value(doc any) (float64, error) {
 			return 0, err
 		}
 		v += more
+	}
+	for _, p := range r.Minus {
+		less, err := Lookup(doc, p)
+		if err != nil {
+			return 0, err
+		}
+		v -= less
 	}
 	if r.Per != "" {
 		per, err := Lookup(doc, r.Per)

@@ -51,8 +51,8 @@ func TestRowPer(t *testing.T) {
 	}
 }
 
-// A row with plus adds those figures before dividing; a missing one is an
-// error.
+// A row with plus adds those figures, with minus takes them, before
+// dividing; a missing one is an error.
 func TestRowPlus(t *testing.T) {
 	var doc any
 	_ = json.Unmarshal([]byte(`{"b":[{"n":1},{"n":3},{"n":4}],"all":10}`), &doc)
@@ -61,6 +61,12 @@ func TestRowPlus(t *testing.T) {
 	}
 	if got, err := (Row{Path: "b.1.n", Plus: []string{"b.2.n"}, Per: "all", Scale: 100}).value(doc); err != nil || got != 70 {
 		t.Errorf("(3 + 4) of 10: %v %v, want 70 %%", got, err)
+	}
+	if got, err := (Row{Path: "all", Minus: []string{"b.1.n", "b.2.n"}}).value(doc); err != nil || got != 3 {
+		t.Errorf("10 less 3 and 4: %v %v, want the rest, 3", got, err)
+	}
+	if _, err := (Row{Path: "all", Minus: []string{"b.3.n"}}).value(doc); err == nil || !strings.Contains(err.Error(), "b.3.n") {
+		t.Errorf("taking a missing path: %v", err)
 	}
 	if _, err := (Row{Path: "b.1.n", Plus: []string{"b.3.n"}}).value(doc); err == nil || !strings.Contains(err.Error(), "b.3.n") {
 		t.Errorf("a missing addend: %v", err)

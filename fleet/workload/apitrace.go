@@ -22,7 +22,7 @@ import (
 // window: unlike its /metrics, every goroutine's every wait to run, and
 // which request's goroutines waited.
 type APIServerTrace struct {
-	// Seconds is the window traced, from the start of the hold;
+	// Seconds is the window traced, from just after the hold starts;
 	// Bytes and Events what the trace held.
 	Seconds float64 `json:"seconds"`
 	Bytes   int64   `json:"bytes"`
@@ -34,8 +34,9 @@ type APIServerTrace struct {
 	// and ended in the window.
 	Requests map[string]*TracedRequests `json:"requests,omitempty"`
 	// WaitsToRun are every goroutine's waits from ready to running, by
-	// kind: "etcd client" (the readers of the apiserver's connections to
-	// etcd, which hand each answer to the request waiting for it),
+	// kind: "etcd client" (gRPC clients' connection readers: the
+	// apiserver's are its connections to etcd, which hand each answer to
+	// the request waiting for it),
 	// "requests" (the goroutines of a request begun in the trace and not
 	// yet answered, watches among them) and "other".
 	WaitsToRun map[string]*TracedWaits `json:"waitsToRun,omitempty"`
@@ -55,6 +56,10 @@ type APIServerTrace struct {
 // run). The rest is waiting for anything else: a queue, a lock, the
 // connection's writer. Slow… are the same for the requests of half a
 // second or more, the audit log's threshold for a request's layers.
+// A request's verb is known once one of its goroutines stops inside a
+// handler; one that never does (a GET answered at once from the watch
+// cache) counts as "other", so the get and list counts are lower
+// bounds. A DELETE or a write always waits for etcd there.
 type TracedRequests struct {
 	Count            int     `json:"count"`
 	Seconds          float64 `json:"seconds"`
@@ -92,6 +97,10 @@ func (w *TracedWaits) add(d time.Duration) {
 		w.AtLeast100ms++
 	}
 }
+
+// maxAPIServerTrace bounds a trace: a busy apiserver's is about half a
+// megabyte a second, all kept on disk until the hold ends.
+const maxAPIServerTrace = 10 * time.Minute
 
 // slowRequest is the audit log's threshold for annotating a request's
 // layers (AuditedTimes), so that the two sources' slow requests compare.
@@ -155,20 +164,26 @@ func startAPIServerTrace(ctx context.Context, admin kubernetes.Interface, d time
 	return t
 }
 
+// readTraceTimeout bounds reading a whole trace: it is read even after
+// the run is interrupted, as the phases' meters are.
+const readTraceTimeout = 2 * time.Minute
+
 // result waits for the trace, then reads it; nil, with a warning, if
-// it could not be taken or read.
+// it could not be taken or read. A trace whose capture an interrupt cut
+// short is not read.
 func (t *tracing) result(ctx context.Context, report progress.Func) *APIServerTrace {
 	if t == nil {
 		return nil
 	}
 	<-t.done
-	if t.err != nil {
-		report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the apiserver's trace is not recorded: %v", t.err)})
-		return nil
+	out, err := (*APIServerTrace)(nil), t.err
+	if err == nil {
+		done := progress.Step(report, "apiserver trace", fmt.Sprintf("reading the apiserver's trace of the hold's first %s", t.d), 0)
+		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTraceTimeout)
+		out, err = readAPIServerTrace(readCtx, t.path, t.d)
+		cancel()
+		done()
 	}
-	done := progress.Step(report, "apiserver trace", fmt.Sprintf("reading the apiserver's trace of the hold's first %s", t.d), 0)
-	defer done()
-	out, err := readAPIServerTrace(ctx, t.path, t.d)
 	if err != nil {
 		report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the apiserver's trace is not recorded: %v", err)})
 	}
@@ -200,7 +215,7 @@ func captureAPIServerTrace(ctx context.Context, c rest.Interface, d time.Duratio
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return "", fmt.Errorf("reading the trace: %w", err)
+		return "", fmt.Errorf("receiving the trace: %w", err)
 	}
 	return f.Name(), nil
 }
@@ -301,7 +316,14 @@ const readEvery = 1 << 16
 // goroutines while the request lasts serves it too), and every
 // goroutine's waits to run by kind. A request that began before the
 // trace is left out, as is one not answered by its end.
-func summariseTrace(ctx context.Context, r io.Reader, marks traceMarks) (*APIServerTrace, error) {
+func summariseTrace(ctx context.Context, r io.Reader, marks traceMarks) (_ *APIServerTrace, err error) {
+	// The trace library panics on what it cannot make sense of: that
+	// loses the trace, not the run.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reading the trace: %v", p)
+		}
+	}()
 	tr, err := trace.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("not a Go execution trace: %w", err)
@@ -372,7 +394,7 @@ func (s *traceSummary) event(ev trace.Event) {
 // transition reads goroutine id's change from one state to another, in
 // goroutine by, at now. stack is id's own: where it starts when
 // created, where it stopped when it leaves running, what it was doing
-// when the trace first says its state.
+// when the trace states it (first, and at each new generation).
 func (s *traceSummary) transition(now trace.Time, by, id trace.GoID, from, to trace.GoState, stack trace.Stack) {
 	g := s.gs[id]
 	if g == nil {
@@ -389,7 +411,9 @@ func (s *traceSummary) transition(now trace.Time, by, id trace.GoID, from, to tr
 	if from == trace.GoNotExist {
 		if m.request {
 			g.req, g.root = &tracedRequest{start: now, last: now}, true
-		} else if p := s.gs[by]; p != nil && p.req != nil && !p.req.done {
+		} else if p := s.gs[by]; p != nil && p.req != nil && !p.req.done && !m.reader {
+			// A connection's reader a request opened serves every
+			// request after it, not this one.
 			g.req = p.req
 		}
 	}

@@ -89,11 +89,12 @@ func TestSummariseTrace(t *testing.T) {
 	if del == nil || del.Count != 1 || patch == nil || patch.Count != 1 {
 		t.Fatalf("requests = %+v, want one delete (the one begun before the trace left out) and one patch", got.Requests)
 	}
-	if del.EtcdSeconds < 0.015 || del.EtcdSeconds > del.Seconds {
+	if del.EtcdSeconds < 0.015 {
 		t.Errorf("the delete's wait for etcd = %.4fs of %.4fs, want its 20ms sleep", del.EtcdSeconds, del.Seconds)
 	}
-	if del.WaitToRunSeconds <= 0 || del.RunningSeconds <= 0 || del.WaitToRunSeconds+del.RunningSeconds+del.EtcdSeconds > del.Seconds+1e-9 {
-		t.Errorf("the delete waited to run %.4fs and ran %.4fs of %.4fs: want both above 0, and with etcd's no more than its time",
+	// Always one of its goroutines runs, is ready or waits for etcd.
+	if del.WaitToRunSeconds <= 0 || del.RunningSeconds <= 0 || del.WaitToRunSeconds+del.RunningSeconds+del.EtcdSeconds < 0.9*del.Seconds {
+		t.Errorf("the delete waited to run %.4fs and ran %.4fs of %.4fs: want both above 0, and with etcd's nearly all its time",
 			del.WaitToRunSeconds, del.RunningSeconds, del.Seconds)
 	}
 	if del.Slow != 0 {
@@ -134,8 +135,8 @@ func (c change) apply(s *traceSummary) {
 
 // TestTraceSummaryEvents reads made-up events: a request whose storage
 // goroutine waits for etcd, then to run across a new generation's
-// restatement of its state, and starts a reader that outlives it; and a
-// watch first seen stopping in the list handler.
+// restatement of its state, and starts a reader and another goroutine
+// that outlive it; and a watch first seen stopping in the list handler.
 func TestTraceSummaryEvents(t *testing.T) {
 	marks := testTraceMarks
 	marks.verbs = append(marks.verbs, verbMark{"workload.fakeWatch", "watch"}, verbMark{"workload.fakeList", "list"})
@@ -154,6 +155,7 @@ func TestTraceSummaryEvents(t *testing.T) {
 		{30, 1, 3, R, R, nil}, // a new generation says it is still ready
 		{60, 1, 3, R, B, nil},
 		{61, 3, 4, NE, R, []string{"workload.fakeReader"}},
+		{61.5, 3, 6, NE, R, []string{"workload.fakeRequest.func2"}}, // outlives the request
 		{62, 3, 3, B, NE, nil},
 		{62, 3, 2, W, R, nil},
 		{63, 1, 2, R, B, nil},
@@ -161,6 +163,7 @@ func TestTraceSummaryEvents(t *testing.T) {
 		{70, 1, 5, NE, R, []string{"workload.fakeRequest"}},
 		{70.5, 1, 5, R, B, nil},
 		{71, 5, 5, B, W, []string{"runtime.selectgo", "workload.fakeList"}},
+		{66, 1, 6, R, B, nil},
 		{75, 1, 4, R, B, nil},
 		{80, 1, 5, W, R, nil},
 		{81, 1, 5, R, B, nil},
@@ -184,5 +187,8 @@ func TestTraceSummaryEvents(t *testing.T) {
 	}
 	if w := s.out.WaitsToRun["etcd client"]; w == nil || w.Count != 1 || w.AtLeast10ms != 1 {
 		t.Errorf("the reader's waits to run = %+v, want its 14ms wait, though a request started it", w)
+	}
+	if w := s.out.WaitsToRun["other"]; w == nil || w.Count != 1 || !near(w.Seconds, 0.0045) {
+		t.Errorf("other waits to run = %+v, want the 4.5ms of a request's goroutine that outlived it", w)
 	}
 }

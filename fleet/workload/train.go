@@ -51,7 +51,7 @@ type TrainOptions struct {
 	RestartDelay time.Duration `json:"restartDelay,omitempty"`
 	// TraceAPIServer, when set, takes a Go execution trace of
 	// kube-apiserver over the hold's first TraceAPIServer (whole
-	// seconds, at most Hold) and records what it shows of the requests'
+	// seconds, at most Hold and maxAPIServerTrace) and records what it shows of the requests'
 	// waits to run (TrainResult.APIServerTrace).
 	TraceAPIServer time.Duration `json:"traceApiserver,omitempty"`
 	Report         progress.Func `json:"-"`
@@ -118,10 +118,10 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("restart delay %s is a whole-job restart's: set --restart job too", o.RestartDelay)
 	case o.TraceAPIServer > 0 && o.Hold == 0:
 		return fmt.Errorf("apiserver trace %s is of the hold's first seconds: set --hold too", o.TraceAPIServer)
-	case o.TraceAPIServer < 0 || o.TraceAPIServer > o.Hold:
-		return fmt.Errorf("apiserver trace %s is out of range: allowed are 0 (none) to the hold (%s)", o.TraceAPIServer, o.Hold)
+	case o.TraceAPIServer < 0 || o.TraceAPIServer > min(o.Hold, maxAPIServerTrace):
+		return fmt.Errorf("apiserver trace %s is out of range: allowed are 0 (none) to the hold (%s), at most %s", o.TraceAPIServer, o.Hold, maxAPIServerTrace)
 	case o.TraceAPIServer%time.Second != 0:
-		return fmt.Errorf("apiserver trace %s is not whole seconds", o.TraceAPIServer)
+		return fmt.Errorf("apiserver trace %s is not whole seconds: allowed are whole seconds up to the hold (%s), at most %s", o.TraceAPIServer, o.Hold, maxAPIServerTrace)
 	}
 	if _, err := ParseClaim(o.Claim); err != nil {
 		return err
@@ -297,7 +297,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		if err != nil {
 			opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("workers on nodes that go NotReady will count as lost only once evicted: %v", err)})
 		}
-		// Sent before the faults this hold is for, which a script
+		// Started before the faults this hold is for, which a script
 		// injects once it sees the hold start.
 		traced := startAPIServerTrace(ctx, clients.Admin, opts.TraceAPIServer)
 		var restarted func() (int, int)
@@ -321,7 +321,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		// Read once the hold's watchers are done: it takes seconds.
 		res.APIServerTrace = traced.result(ctx, opts.Report)
 	} else if opts.TraceAPIServer > 0 {
-		opts.Report(progress.Event{Kind: progress.Warn, Message: "the apiserver's trace is not taken: the run did not hold (not every job ran)"})
+		opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the apiserver's trace is not taken: the run did not hold (%s)", w.outcome("all started"))})
 	}
 	res, teardowns := trainAccounting(res, pods, created, end)
 	if path := opts.Meters.AuditLog; path != "" {

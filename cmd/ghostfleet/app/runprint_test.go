@@ -131,7 +131,7 @@ func TestPrintAPIServerTrace(t *testing.T) {
 	var b strings.Builder
 	printTrain(&b, r)
 	for _, want := range []string{
-		"  apiserver trace, the hold's first 30s (12.5 MB): requests answered in it, their time, and of it running / else waiting to run / else waiting for etcd:\n",
+		"  apiserver trace, the hold's first 30s (12.5 MB): requests received and answered in it, their time, and of it running / else waiting to run / else waiting for etcd:\n",
 		"    get: 10, mean 10ms: 50% / 0% / 0%\n",
 		"    delete: 4, mean 500ms: 25% / 40% / 20%; 1 of 0.5s or more, mean 1.00s: 20% / 50% / 10%\n",
 		"    goroutines' waits to run, every one: requests 50, 1.3s (7 of 10ms or more); etcd client 9, 0.1s (0 of 10ms or more)\n",

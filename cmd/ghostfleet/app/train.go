@@ -91,15 +91,17 @@ What did not move in a phase is left out. A source that cannot be read,
 or restarts, is named in a warning and left out from there on.
 
 --trace-apiserver D also takes a Go execution trace of kube-apiserver over
-the hold's first D (its /debug/pprof/trace; it costs the apiserver a little
-CPU meanwhile) and records, by verb, the requests it received and answered
-in that window (HTTP/2 only): their time, and of it the time when one of
-the request's goroutines ran; else when one was ready but not yet running
-(for one of the apiserver's GOMAXPROCS slots, or for the kernel to run a
-thread woken to take one); else when one waited for etcd; the same for
-those of 0.5s or more; and every goroutine's waits to run by kind (a
-request's, the etcd client's readers, the rest). The trace is read after
-the hold, into a temporary file that is then removed.
+the hold's first D (its /debug/pprof/trace; at most 10m; it costs the
+apiserver CPU meanwhile, more the busier it is) and records, by verb, the
+requests it received and answered in that window (HTTP/2 only): their
+time, and of it the time when one of the request's goroutines ran; else
+when one was ready but not yet running (for one of the apiserver's
+GOMAXPROCS slots, for the kernel to run a thread woken to take one, or
+stopped by the GC or the trace itself); else when one waited for etcd;
+the same for those of 0.5s or more; and every goroutine's waits to run by kind (a
+request's, the etcd client's readers, the rest). The trace is saved to a
+temporary file as it arrives, read after the hold (an interrupt that cuts
+it short leaves it out), then removed.
 
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
@@ -136,7 +138,7 @@ the jobs.`,
 	fs.DurationVar(&o.Hold, "hold", 0, "once every job runs, keep watching them this long and measure what breaks them (0: end at once)")
 	fs.StringVar(&o.Restart, "restart", workload.RestartWorker, "with --hold, what a job that loses a worker does: "+workload.RestartWorker+" (the Job controller replaces that worker) or "+workload.RestartJob+" (the whole job starts over: GhostFleet deletes the Job and creates it again, as JobSet's failure policy does)")
 	fs.DurationVar(&o.RestartDelay, "restart-delay", 0, "with --restart job, wait this long between the old Job gone and creating it again, as a launcher's backoff (0: at once; at most 10m)")
-	fs.DurationVar(&o.TraceAPIServer, "trace-apiserver", 0, "with --hold, take a Go execution trace of kube-apiserver over the hold's first this long (whole seconds, at most --hold) and record where its requests waited (0: none)")
+	fs.DurationVar(&o.TraceAPIServer, "trace-apiserver", 0, "with --hold, take a Go execution trace of kube-apiserver over the hold's first this long (whole seconds, at most --hold and 10m) and record where its requests waited (0: none)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.writeWorkload, "write-workload", "", "also write this run's jobs as a workload `FILE` (every job arriving at 0s) for ghostfleet ab")
 	_ = cmd.RegisterFlagCompletionFunc("gang", fixed(runs.GangModes...))
@@ -362,7 +364,7 @@ func gangWords(r workload.TrainResult) string {
 // printAPIServerTrace says, for the busiest verbs in the trace, where
 // their requests' time went, and how long the goroutines waited to run.
 func printAPIServerTrace(w io.Writer, t *workload.APIServerTrace) {
-	fmt.Fprintf(w, "  apiserver trace, the hold's first %.0fs (%.1f MB): requests answered in it, their time, and of it running / else waiting to run / else waiting for etcd:\n", t.Seconds, float64(t.Bytes)/1e6)
+	fmt.Fprintf(w, "  apiserver trace, the hold's first %.0fs (%.1f MB): requests received and answered in it, their time, and of it running / else waiting to run / else waiting for etcd:\n", t.Seconds, float64(t.Bytes)/1e6)
 	count := map[string]float64{}
 	for verb, r := range t.Requests {
 		count[verb] = float64(r.Count)
