@@ -308,7 +308,7 @@ type traceSummary struct {
 }
 
 // readEvery is how many events are read between two looks at whether
-// the run was interrupted.
+// the read ran out of time (readTraceTimeout).
 const readEvery = 1 << 16
 
 // summariseTrace reads a Go execution trace: each request's time by what
