@@ -176,7 +176,8 @@ func (t *tracing) result(ctx context.Context, report progress.Func) *APIServerTr
 		return nil
 	}
 	<-t.done
-	out, err := (*APIServerTrace)(nil), t.err
+	var out *APIServerTrace
+	err := t.err
 	if err == nil {
 		done := progress.Step(report, "apiserver trace", fmt.Sprintf("reading the apiserver's trace of the hold's first %s", t.d), 0)
 		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTraceTimeout)

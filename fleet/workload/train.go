@@ -51,8 +51,8 @@ type TrainOptions struct {
 	RestartDelay time.Duration `json:"restartDelay,omitempty"`
 	// TraceAPIServer, when set, takes a Go execution trace of
 	// kube-apiserver over the hold's first TraceAPIServer (whole
-	// seconds, at most Hold and maxAPIServerTrace) and records what it shows of the requests'
-	// waits to run (TrainResult.APIServerTrace).
+	// seconds, at most Hold and maxAPIServerTrace) and records what it
+	// shows of the requests' waits to run (TrainResult.APIServerTrace).
 	TraceAPIServer time.Duration `json:"traceApiserver,omitempty"`
 	Report         progress.Func `json:"-"`
 	// Meters are where the run reads what each phase cost the control
