@@ -20,7 +20,8 @@
 // or by the first element whose field has a value (trials[profile=tuned]).
 // A row may add others to its figure (plus: a list of paths), take others
 // from it (minus: the rest of a whole its parts do not cover), divide it
-// by another (per: result.podsScheduled), and scale it (scale: 1000 for
+// by another (per: result.podsScheduled) or by a sum (per and perPlus:
+// seconds over several kinds of call), and scale it (scale: 1000 for
 // milliseconds).
 // A run may name a part of its file after a # (bench.json#trials.2: one
 // round of a benchmark), which the rows' paths then start from.
@@ -68,48 +69,63 @@ type Block struct {
 // Row is one figure: its label and its path in each run's JSON. With
 // Plus, the values at those paths are added to it (a histogram's buckets
 // from one up), and with Minus taken from it; with Per, the figure is
-// then divided by the value at Per (CPU seconds per pod); then it is
+// then divided by the value at Per, with PerPlus's values added to it
+// (CPU seconds per pod; seconds over several kinds' counts); then it is
 // multiplied by Scale when set (1000: milliseconds).
 type Row struct {
-	Label string   `json:"label"`
-	Path  string   `json:"path"`
-	Plus  []string `json:"plus,omitempty"`
-	Minus []string `json:"minus,omitempty"`
-	Per   string   `json:"per,omitempty"`
-	Scale float64  `json:"scale,omitempty"`
+	Label   string   `json:"label"`
+	Path    string   `json:"path"`
+	Plus    []string `json:"plus,omitempty"`
+	Minus   []string `json:"minus,omitempty"`
+	Per     string   `json:"per,omitempty"`
+	PerPlus []string `json:"perPlus,omitempty"`
+	Scale   float64  `json:"scale,omitempty"`
 }
 
 // value is the row's figure in doc.
 func (r Row) value(doc any) (float64, error) {
-	v, err := Lookup(doc, r.Path)
+	v, err := sum(doc, r.Path, r.Plus, r.Minus)
 	if err != nil {
 		return 0, err
 	}
-	for _, p := range r.Plus {
+	switch {
+	case r.Per != "":
+		per, err := sum(doc, r.Per, r.PerPlus, nil)
+		if err != nil {
+			return 0, err
+		}
+		if per == 0 {
+			return 0, fmt.Errorf("path %s is 0: nothing to divide by", strings.Join(append([]string{r.Per}, r.PerPlus...), " + "))
+		}
+		v /= per
+	case len(r.PerPlus) > 0:
+		return 0, fmt.Errorf("perPlus %v without per: name the divisor's first path in per", r.PerPlus)
+	}
+	return v * cmp.Or(r.Scale, 1), nil
+}
+
+// sum is the value at path in doc, plus those at plus, less those at
+// minus.
+func sum(doc any, path string, plus, minus []string) (float64, error) {
+	v, err := Lookup(doc, path)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range plus {
 		more, err := Lookup(doc, p)
 		if err != nil {
 			return 0, err
 		}
 		v += more
 	}
-	for _, p := range r.Minus {
+	for _, p := range minus {
 		less, err := Lookup(doc, p)
 		if err != nil {
 			return 0, err
 		}
 		v -= less
 	}
-	if r.Per != "" {
-		per, err := Lookup(doc, r.Per)
-		if err != nil {
-			return 0, err
-		}
-		if per == 0 {
-			return 0, fmt.Errorf("path %s is 0: nothing to divide by", r.Per)
-		}
-		v /= per
-	}
-	return v * cmp.Or(r.Scale, 1), nil
+	return v, nil
 }
 
 var blockRE = regexp.MustCompile(`(?s)<!-- findings\n(.*?)-->\n(.*?)<!-- /findings -->`)

@@ -71,6 +71,15 @@ func TestRowPlus(t *testing.T) {
 	if _, err := (Row{Path: "b.1.n", Plus: []string{"b.3.n"}}).value(doc); err == nil || !strings.Contains(err.Error(), "b.3.n") {
 		t.Errorf("a missing addend: %v", err)
 	}
+	if got, err := (Row{Path: "all", Per: "b.0.n", PerPlus: []string{"b.2.n"}}).value(doc); err != nil || got != 2 {
+		t.Errorf("10 over 1 + 4: %v %v, want 2", got, err)
+	}
+	if _, err := (Row{Path: "all", Per: "b.0.n", PerPlus: []string{"b.3.n"}}).value(doc); err == nil || !strings.Contains(err.Error(), "b.3.n") {
+		t.Errorf("a missing divisor's addend: %v", err)
+	}
+	if _, err := (Row{Path: "all", PerPlus: []string{"b.2.n"}}).value(doc); err == nil || !strings.Contains(err.Error(), "without per") {
+		t.Errorf("perPlus without per: %v", err)
+	}
 }
 
 func TestSpread(t *testing.T) {

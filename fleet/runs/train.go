@@ -122,8 +122,8 @@ type TrainResult struct {
 }
 
 // meterSources are where a training run reads what its phases cost the
-// control plane (TrainResult's ControllerManager, APIServer, Scheduler and
-// CPU): those components' /metrics, and GhostFleet's own fleet's
+// control plane (TrainResult's ControllerManager, APIServer, Etcd,
+// Scheduler and CPU): those components' /metrics, and GhostFleet's own fleet's
 // processes. A source that cannot be read is left unset, with a
 // warning naming why.
 func meterSources(ctx context.Context, env Env) workload.MeterSources {
@@ -134,7 +134,7 @@ func meterSources(ctx context.Context, env Env) workload.MeterSources {
 	}
 	endpoints, err := fleet.MetricsEndpoints(ctx, env.Target)
 	if err != nil {
-		env.warn("the controller-manager's, apiserver's and scheduler's figures per phase are not recorded: %v", err)
+		env.warn("the controller-manager's, apiserver's, etcd's and scheduler's figures per phase are not recorded: %v", err)
 		return s
 	}
 	find := func(component, binary, unrecorded string) *metrics.Endpoint {
@@ -153,6 +153,7 @@ func meterSources(ctx context.Context, env Env) workload.MeterSources {
 	}
 	s.ControllerManager = find(metrics.ComponentControllerManager, "kube-controller-manager", workload.ControllerManagerUnrecorded)
 	s.APIServer = find(metrics.ComponentAPIServer, "kube-apiserver", workload.APIServerUnrecorded)
+	s.Etcd = find(metrics.ComponentEtcd, "etcd", workload.EtcdUnrecorded)
 	s.Scheduler = find(metrics.ComponentScheduler, "kube-scheduler", workload.SchedulerUnrecorded)
 	return s
 }

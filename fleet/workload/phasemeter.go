@@ -56,7 +56,8 @@ type ControllerManagerWaits struct {
 //     (etcd_request_duration_seconds). One request can make several: a
 //     DELETE of a pod reads it, then updates it, and a write that
 //     conflicts is retried with the value its failed transaction
-//     returned;
+//     returned; EtcdByOperation sums them by operation over resources
+//     ("update"), the apiserver's side of etcd's EtcdTimes;
 //   - GoSched: its goroutines' waits from ready to running, by bucket
 //     (Go's go_sched_latencies_seconds; the runtime times one wait in
 //     eight of each goroutine, so a sample): waiting for one of the
@@ -72,11 +73,23 @@ type ControllerManagerWaits struct {
 // Entries with no observation in the phase are left out; GoSched and
 // GCPauses are there, zero or not, whenever the apiserver exposes them.
 type APIServerTimes struct {
-	Requests map[string]metrics.Tally `json:"requests"`
-	APFWait  map[string]metrics.Tally `json:"apfWait"`
-	Etcd     map[string]metrics.Tally `json:"etcd,omitempty"`
-	GoSched  *Waits                   `json:"goSchedLatency,omitempty"`
-	GCPauses *metrics.Tally           `json:"gcPauses,omitempty"`
+	Requests        map[string]metrics.Tally `json:"requests"`
+	APFWait         map[string]metrics.Tally `json:"apfWait"`
+	Etcd            map[string]metrics.Tally `json:"etcd,omitempty"`
+	EtcdByOperation map[string]metrics.Tally `json:"etcdByOperation,omitempty"`
+	GoSched         *Waits                   `json:"goSchedLatency,omitempty"`
+	GCPauses        *metrics.Tally           `json:"gcPauses,omitempty"`
+}
+
+// byOperation sums the tallies of "operation resource" keys by operation.
+func byOperation(m map[string]metrics.Tally) map[string]metrics.Tally {
+	out := map[string]metrics.Tally{}
+	for key, t := range m {
+		op, _, _ := strings.Cut(key, " ")
+		sum := out[op]
+		out[op] = metrics.Tally{Count: sum.Count + t.Count, Sum: sum.Sum + t.Sum}
+	}
+	return out
 }
 
 // Waits are a phase's observations of a histogram of waits: how many,
@@ -98,6 +111,33 @@ type Bucket struct {
 	Count   float64 `json:"count"`
 }
 
+// EtcdTimes is how long etcd took on what it served during one phase of
+// a run, from its own /metrics:
+//   - RPCs, by gRPC method (Txn, Range, LeaseGrant…): how many unary
+//     calls ended, and their seconds from etcd's gRPC server calling the
+//     method's handler to its return (grpc_server_handling_seconds, with
+//     etcd's --metrics=extensive): a write's wait for its raft proposal
+//     to be committed and applied included; not the time the call took
+//     to reach the handler, nor its answer to go back over the
+//     connection. Streams (Watch, LeaseKeepAlive) are left out: their
+//     time is a stream's life. The apiserver is etcd's one client: its
+//     Kubernetes create, update and delete calls are Txns, its get and
+//     list calls Ranges;
+//   - Apply, by operation: applying committed entries to etcd's store,
+//     how many and their seconds (etcd_server_apply_duration_seconds);
+//   - WALFsync and BackendCommit: etcd's syncs of its write-ahead log to
+//     disk (etcd_disk_wal_fsync_duration_seconds) and its store's
+//     commits (etcd_disk_backend_commit_duration_seconds).
+//
+// Entries with no observation in the phase are left out; WALFsync and
+// BackendCommit are there, zero or not, whenever etcd exposes them.
+type EtcdTimes struct {
+	RPCs          map[string]metrics.Tally `json:"rpcs"`
+	Apply         map[string]metrics.Tally `json:"apply"`
+	WALFsync      *metrics.Tally           `json:"walFsync,omitempty"`
+	BackendCommit *metrics.Tally           `json:"backendCommit,omitempty"`
+}
+
 // SchedulerAttempts is what kube-scheduler tried during one phase of a
 // run, from its own /metrics: by result (scheduled, unschedulable,
 // error), how many scheduling attempts and their seconds, the scheduling
@@ -113,6 +153,7 @@ type SchedulerAttempts struct {
 const (
 	ControllerManagerUnrecorded = "the controller-manager's client and work-queue waits are not recorded"
 	APIServerUnrecorded         = "the apiserver's request times are not recorded"
+	EtcdUnrecorded              = "etcd's times are not recorded"
 	SchedulerUnrecorded         = "the scheduler's attempts are not recorded"
 	CPUUnrecorded               = "the control plane's CPU by phase is not recorded"
 	RunQueueUnrecorded          = "the control plane's waits for a core are not recorded"
@@ -134,6 +175,10 @@ const (
 	attemptHistogram     = "scheduler_scheduling_attempt_duration_seconds"
 	goSchedHistogram     = "go_sched_latencies_seconds"
 	gcPauseHistogram     = "go_sched_pauses_total_gc_seconds"
+	rpcHistogram         = "grpc_server_handling_seconds"
+	applyHistogram       = "etcd_server_apply_duration_seconds"
+	walFsyncHistogram    = "etcd_disk_wal_fsync_duration_seconds"
+	commitHistogram      = "etcd_disk_backend_commit_duration_seconds"
 	goSchedBuckets       = goSchedHistogram + bucketsSuffix
 	bucketsSuffix        = " buckets" // a histogram's cumulative counts by upper bound, every bound kept
 	cpuSource            = "cpu"
@@ -247,6 +292,28 @@ func apiserverReader(e metrics.Endpoint) func(context.Context) (reading, error) 
 			if verb, _, _ := strings.Cut(key, " "); slices.Contains(longRunningVerbs, verb) {
 				delete(r[requestHistogram], key)
 			}
+		}
+		return r, nil
+	}
+}
+
+// etcdReader reads etcd's unary gRPC calls by method, its applies by
+// operation, and its disk's syncs and commits.
+func etcdReader(e metrics.Endpoint) func(context.Context) (reading, error) {
+	read := histogramReader(e, map[string][]string{rpcHistogram: {"grpc_type", "grpc_method"}, applyHistogram: {"op"}, walFsyncHistogram: nil, commitHistogram: nil})
+	return func(ctx context.Context) (reading, error) {
+		r, err := read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if by, ok := r[rpcHistogram]; ok {
+			unary := map[string]metrics.Tally{}
+			for key, t := range by {
+				if method, ok := strings.CutPrefix(key, "unary "); ok {
+					unary[method] = t
+				}
+			}
+			r[rpcHistogram] = unary
 		}
 		return r, nil
 	}
@@ -410,20 +477,21 @@ func byPhase[T any](m *phaseMeter, f func(reading) T) map[string]T {
 }
 
 // controlPlaneMeters meter a run's phases: the controller-manager's waits,
-// the apiserver's request times, the scheduler's attempts, each
+// the apiserver's request times, etcd's, the scheduler's attempts, each
 // process's CPU and its wait for a core, each as far as its source can be
 // read.
 type controlPlaneMeters struct {
-	controllerManager, apiserver, scheduler, cpu, runQueue *phaseMeter
+	controllerManager, apiserver, etcd, scheduler, cpu, runQueue *phaseMeter
 }
 
 // MeterSources are where a run reads its phases' costs; a source left
 // unset is not metered.
 type MeterSources struct {
-	// ControllerManager, APIServer and Scheduler are those components'
-	// /metrics.
+	// ControllerManager, APIServer, Etcd and Scheduler are those
+	// components' /metrics.
 	ControllerManager *metrics.Endpoint
 	APIServer         *metrics.Endpoint
+	Etcd              *metrics.Endpoint
 	Scheduler         *metrics.Endpoint
 	// Cluster is GhostFleet's own fleet, whose processes' CPU and waits
 	// for a core are read from /proc ("" on an attached cluster).
@@ -435,12 +503,15 @@ type MeterSources struct {
 }
 
 func startControlPlaneMeters(ctx context.Context, s MeterSources, report progress.Func) controlPlaneMeters {
-	var cm, api, sched, cpu, runQueue func(context.Context) (reading, error)
+	var cm, api, etcd, sched, cpu, runQueue func(context.Context) (reading, error)
 	if s.ControllerManager != nil {
 		cm = histogramReader(*s.ControllerManager, map[string][]string{rateLimiterHistogram: {"verb"}, queueHistogram: {"name"}, workHistogram: {"name"}})
 	}
 	if s.APIServer != nil {
 		api = apiserverReader(*s.APIServer)
+	}
+	if s.Etcd != nil {
+		etcd = etcdReader(*s.Etcd)
 	}
 	if s.Scheduler != nil {
 		sched = histogramReader(*s.Scheduler, map[string][]string{attemptHistogram: {"result"}})
@@ -452,6 +523,7 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 	return controlPlaneMeters{
 		controllerManager: startPhaseMeter(ctx, ControllerManagerUnrecorded, cm, report),
 		apiserver:         startPhaseMeter(ctx, APIServerUnrecorded, api, report),
+		etcd:              startPhaseMeter(ctx, EtcdUnrecorded, etcd, report),
 		scheduler:         startPhaseMeter(ctx, SchedulerUnrecorded, sched, report),
 		cpu:               startPhaseMeter(ctx, CPUUnrecorded, cpu, report),
 		runQueue:          startPhaseMeter(ctx, RunQueueUnrecorded, runQueue, report),
@@ -462,6 +534,7 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 func (m controlPlaneMeters) phase(ctx context.Context, name string) {
 	m.controllerManager.phase(ctx, name)
 	m.apiserver.phase(ctx, name)
+	m.etcd.phase(ctx, name)
 	m.scheduler.phase(ctx, name)
 	m.cpu.phase(ctx, name)
 	m.runQueue.phase(ctx, name)
@@ -473,7 +546,10 @@ func (m controlPlaneMeters) record(res *TrainResult) {
 		return ControllerManagerWaits{RateLimiter: r.of(rateLimiterHistogram), Queued: r.of(queueHistogram), Work: r.of(workHistogram)}
 	})
 	res.APIServer = byPhase(m.apiserver, func(r reading) APIServerTimes {
-		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram), Etcd: r.of(etcdHistogram), GoSched: r.waits(goSchedHistogram, goSchedBuckets), GCPauses: r.whole(gcPauseHistogram)}
+		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram), Etcd: r.of(etcdHistogram), EtcdByOperation: byOperation(r.of(etcdHistogram)), GoSched: r.waits(goSchedHistogram, goSchedBuckets), GCPauses: r.whole(gcPauseHistogram)}
+	})
+	res.Etcd = byPhase(m.etcd, func(r reading) EtcdTimes {
+		return EtcdTimes{RPCs: r.of(rpcHistogram), Apply: r.of(applyHistogram), WALFsync: r.whole(walFsyncHistogram), BackendCommit: r.whole(commitHistogram)}
 	})
 	res.Scheduler = byPhase(m.scheduler, func(r reading) SchedulerAttempts {
 		return SchedulerAttempts{Attempts: r.of(attemptHistogram)}

@@ -115,9 +115,10 @@ func TestAPIServerMeterPhases(t *testing.T) {
 	var res TrainResult
 	m.record(&res)
 	want := map[string]APIServerTimes{"hold": {
-		Requests: map[string]metrics.Tally{"DELETE pods": {Count: 20, Sum: 0.5}},
-		APFWait:  map[string]metrics.Tally{"workload-high": {Count: 20, Sum: 0.25}},
-		Etcd:     map[string]metrics.Tally{"update pods": {Count: 40, Sum: 0.0625}},
+		Requests:        map[string]metrics.Tally{"DELETE pods": {Count: 20, Sum: 0.5}},
+		APFWait:         map[string]metrics.Tally{"workload-high": {Count: 20, Sum: 0.25}},
+		Etcd:            map[string]metrics.Tally{"update pods": {Count: 40, Sum: 0.0625}},
+		EtcdByOperation: map[string]metrics.Tally{"update": {Count: 40, Sum: 0.0625}},
 		GoSched: &Waits{Count: 220, Seconds: 20.0 / 1024, Buckets: []Bucket{
 			{AtLeast: 0, Count: 0}, {AtLeast: 6.399999999999999e-08, Count: 200}, {AtLeast: 0.0009175039999999999, Count: 20}, {AtLeast: 0.010485759999999998, Count: 0},
 		}},
@@ -146,6 +147,56 @@ scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler"
 scheduler_scheduling_attempt_duration_seconds_sum{profile="default-scheduler",result="scheduled"} 0.5
 scheduler_scheduling_attempt_duration_seconds_count{profile="default-scheduler",result="scheduled"} %[2]g
 `, unschedulable, scheduled, unschedulable/10))
+}
+
+// etcdText is an etcd /metrics (--metrics=extensive) with txns Txns of
+// 5 ms each, a Range that does not move, a Watch stream living watchSum
+// seconds, an apply per Txn and a WAL sync per 4.
+func etcdText(txns, watchSum float64) []byte {
+	return []byte(fmt.Sprintf(`# TYPE grpc_server_handling_seconds histogram
+grpc_server_handling_seconds_bucket{grpc_method="Txn",grpc_service="etcdserverpb.KV",grpc_type="unary",le="+Inf"} %[1]g
+grpc_server_handling_seconds_sum{grpc_method="Txn",grpc_service="etcdserverpb.KV",grpc_type="unary"} %[2]g
+grpc_server_handling_seconds_count{grpc_method="Txn",grpc_service="etcdserverpb.KV",grpc_type="unary"} %[1]g
+grpc_server_handling_seconds_bucket{grpc_method="Range",grpc_service="etcdserverpb.KV",grpc_type="unary",le="+Inf"} 7
+grpc_server_handling_seconds_sum{grpc_method="Range",grpc_service="etcdserverpb.KV",grpc_type="unary"} 0.07
+grpc_server_handling_seconds_count{grpc_method="Range",grpc_service="etcdserverpb.KV",grpc_type="unary"} 7
+grpc_server_handling_seconds_bucket{grpc_method="Watch",grpc_service="etcdserverpb.Watch",grpc_type="bidi_stream",le="+Inf"} %[1]g
+grpc_server_handling_seconds_sum{grpc_method="Watch",grpc_service="etcdserverpb.Watch",grpc_type="bidi_stream"} %[3]g
+grpc_server_handling_seconds_count{grpc_method="Watch",grpc_service="etcdserverpb.Watch",grpc_type="bidi_stream"} %[1]g
+# TYPE etcd_server_apply_duration_seconds histogram
+etcd_server_apply_duration_seconds_bucket{op="Txn",success="true",version="v3",le="+Inf"} %[1]g
+etcd_server_apply_duration_seconds_sum{op="Txn",success="true",version="v3"} %[4]g
+etcd_server_apply_duration_seconds_count{op="Txn",success="true",version="v3"} %[1]g
+# TYPE etcd_disk_wal_fsync_duration_seconds histogram
+etcd_disk_wal_fsync_duration_seconds_bucket{le="+Inf"} %[5]g
+etcd_disk_wal_fsync_duration_seconds_sum %[4]g
+etcd_disk_wal_fsync_duration_seconds_count %[5]g
+# TYPE etcd_disk_backend_commit_duration_seconds histogram
+etcd_disk_backend_commit_duration_seconds_bucket{le="+Inf"} 2
+etcd_disk_backend_commit_duration_seconds_sum 0.01
+etcd_disk_backend_commit_duration_seconds_count 2
+`, txns, txns/200, watchSum, txns/1000, txns/4))
+}
+
+// etcd's unary calls are recorded by method, its streams not at all, its
+// applies by operation, and its disk's syncs and commits whether they
+// moved or not.
+func TestEtcdMeterPhases(t *testing.T) {
+	n := 0
+	e := endpointOf("etcd", &n, etcdText(100, 50), etcdText(500, 900))
+	m := startControlPlaneMeters(context.Background(), MeterSources{Etcd: e}, func(ev progress.Event) { t.Errorf("warning %q", ev.Message) })
+	m.phase(context.Background(), "hold")
+	var res TrainResult
+	m.record(&res)
+	want := map[string]EtcdTimes{"hold": {
+		RPCs:          map[string]metrics.Tally{"Txn": {Count: 400, Sum: 2}},
+		Apply:         map[string]metrics.Tally{"Txn": {Count: 400, Sum: 0.4}},
+		WALFsync:      &metrics.Tally{Count: 100, Sum: 0.4},
+		BackendCommit: &metrics.Tally{},
+	}}
+	if !reflect.DeepEqual(res.Etcd, want) || res.APIServer != nil {
+		t.Errorf("etcd %+v, apiserver %+v; want %+v and no apiserver", res.Etcd, res.APIServer, want)
+	}
 }
 
 // CPU readings are tallies with no count: what grew is kept, what did not
@@ -269,5 +320,14 @@ func TestRunQueueTotals(t *testing.T) {
 		if _, err := totals("gf"); err == nil || !strings.Contains(err.Error(), "etcd (pid 20) stopped or restarted") {
 			t.Errorf("etcd %s: %v", name, err)
 		}
+	}
+}
+
+// The apiserver's calls to etcd are summed by operation over resources.
+func TestByOperation(t *testing.T) {
+	got := byOperation(map[string]metrics.Tally{"update pods": {Count: 2, Sum: 1}, "update jobs": {Count: 1, Sum: 0.5}, "get pods": {Count: 3, Sum: 0.25}})
+	want := map[string]metrics.Tally{"update": {Count: 3, Sum: 1.5}, "get": {Count: 3, Sum: 0.25}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }

@@ -225,6 +225,9 @@ type TrainResult struct {
 	Scheduler map[string]SchedulerAttempts  `json:"scheduler,omitempty"`
 	CPU       map[string]map[string]float64 `json:"cpuSeconds,omitempty"`
 	RunQueue  map[string]map[string]float64 `json:"runQueueSeconds,omitempty"`
+	// Etcd is, by phase, how long etcd took on the calls it served (the
+	// apiserver's, from etcd's side), absent as ControllerManager is.
+	Etcd map[string]EtcdTimes `json:"etcd,omitempty"`
 	// APIServerTrace is what a Go execution trace of the apiserver over
 	// the hold's first TrainOptions.TraceAPIServer showed.
 	APIServerTrace *APIServerTrace `json:"apiserverTrace,omitempty"`

@@ -92,8 +92,8 @@ func TestLongWaits(t *testing.T) {
 }
 
 // train's summary says per phase how the apiserver's goroutines waited to
-// run and its GC paused, and each process's wait for a core, the most
-// first and equal ones by name.
+// run and its GC paused, etcd's busiest calls and its WAL syncs, and each
+// process's wait for a core, the most first and equal ones by name.
 func TestPrintTrainWaits(t *testing.T) {
 	var r runs.TrainResult
 	r.APIServer = map[string]workload.APIServerTimes{"hold": {
@@ -101,9 +101,14 @@ func TestPrintTrainWaits(t *testing.T) {
 		GCPauses: &metrics.Tally{Count: 3, Sum: 0.004},
 	}}
 	r.RunQueue = map[string]map[string]float64{"hold": {"kube-apiserver": 39.4, "etcd": 23.1, "kwok-controller": 2, "kube-scheduler": 2}}
+	r.Etcd = map[string]workload.EtcdTimes{"hold": {
+		RPCs:     map[string]metrics.Tally{"Txn": {Count: 4000, Sum: 12}, "Range": {Count: 2000, Sum: 3}, "LeaseGrant": {Count: 10, Sum: 0.02}},
+		WALFsync: &metrics.Tally{Count: 500, Sum: 1.5},
+	}}
 	var b strings.Builder
 	printTrain(&b, r)
 	for _, want := range []string{
+		"  etcd during hold: calls took 15.0s in all (Txn 12.0s over 4000 calls, Range 3.0s over 2000 calls) inside etcd; WAL synced 500 times, mean 3.0ms\n",
 		"    its goroutines' waits to run, one in eight sampled: 100 (10 of 0.918ms or more, 2 of 10.5ms or more); its GC stopped them 3 times for at least 0.00s\n",
 		"  waiting for a core during hold: kube-apiserver 39.4s, etcd 23.1s, kube-scheduler 2.0s, kwok-controller 2.0s\n",
 	} {

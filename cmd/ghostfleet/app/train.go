@@ -72,6 +72,9 @@ control plane, read from each source as each phase ends:
     its goroutines' waits from ready to running, one in eight sampled,
     by bucket (go_sched_latencies_seconds), and its GC's stop-the-world
     pauses;
+  - etcd's: its unary gRPC calls by method, timed inside etcd
+    (grpc_server_handling_seconds; GhostFleet's fleets run etcd with
+    --metrics=extensive), its applies, WAL syncs and store commits;
   - kube-scheduler's: its attempts by result
     (scheduler_scheduling_attempt_duration_seconds);
   - /proc, on GhostFleet's own fleet: each process's CPU seconds, and
@@ -222,6 +225,13 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 				}
 				fmt.Fprintln(w)
 			}
+		}
+		if e, ok := r.Etcd[phase]; ok {
+			fmt.Fprintf(w, "  etcd during %s: calls took %s inside etcd", phase, topTallies(e.RPCs, "calls", 2))
+			if f := e.WALFsync; f != nil && f.Count > 0 {
+				fmt.Fprintf(w, "; WAL synced %.0f times, mean %.1fms", f.Count, 1000*f.Sum/f.Count)
+			}
+			fmt.Fprintln(w)
 		}
 		if sc, ok := r.Scheduler[phase]; ok {
 			fmt.Fprintf(w, "  scheduler during %s: attempts took %s\n", phase, topTallies(sc.Attempts, "attempts", 3))
