@@ -272,7 +272,7 @@ func Up(ctx context.Context, opts UpOptions) (UpResult, error) {
 			o.KubeAuditPolicy = auditPolicy
 		}
 		conf.ComponentsPatches = append(conf.ComponentsPatches, opts.Profile.patches()...)
-		conf.ComponentsPatches = append(conf.ComponentsPatches, profilingPatches...)
+		conf.ComponentsPatches = append(conf.ComponentsPatches, instrumentPatches...)
 		conf.ComponentsPatches = append(conf.ComponentsPatches, singleInstancePatches...)
 		// The simulator must never be the bottleneck: kwok's default of 4
 		// workers per stage lags behind a fleet created in two seconds,
@@ -586,11 +586,6 @@ func poll(ctx context.Context, timeout time.Duration, fn func() (bool, error)) e
 	return err
 }
 
-// profilingPatches let `ghostfleet pprof` read every component's CPU
-// profile: etcd serves none unless asked, and the scheduler and
-// controller-manager authorize only kwokctl's list of paths without a
-// login (the flag is a list; a second use adds to it). They all listen on
-// 127.0.0.1 only.
 // singleInstancePatches turn leader election off in the controller-manager
 // (the scheduler's is in its configuration: singleScheduler): a fleet
 // runs one of each, and with leader election on they exit when the
@@ -600,8 +595,15 @@ var singleInstancePatches = []internalversion.ComponentPatches{
 	{Name: "kube-controller-manager", ExtraArgs: []internalversion.ExtraArgs{{Key: "leader-elect", Value: "false"}}},
 }
 
-var profilingPatches = []internalversion.ComponentPatches{
-	{Name: "etcd", ExtraArgs: []internalversion.ExtraArgs{{Key: "enable-pprof", Value: "true"}}},
+// instrumentPatches let `ghostfleet pprof` read every component's CPU
+// profile: etcd serves none unless asked, and the scheduler and
+// controller-manager authorize only kwokctl's list of paths without a
+// login (the flag is a list; a second use adds to it). They all listen on
+// 127.0.0.1 only. And etcd times every gRPC call it serves, by method
+// (grpc_server_handling_seconds, which `train` reads beside the
+// apiserver's own times for its calls to etcd).
+var instrumentPatches = []internalversion.ComponentPatches{
+	{Name: "etcd", ExtraArgs: []internalversion.ExtraArgs{{Key: "enable-pprof", Value: "true"}, {Key: "metrics", Value: "extensive"}}},
 	{Name: "kube-scheduler", ExtraArgs: []internalversion.ExtraArgs{{Key: "authorization-always-allow-paths", Value: "/debug/pprof/profile"}}},
 	{Name: "kube-controller-manager", ExtraArgs: []internalversion.ExtraArgs{{Key: "authorization-always-allow-paths", Value: "/debug/pprof/profile"}}},
 }

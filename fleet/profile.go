@@ -319,14 +319,10 @@ func (p ComponentProfile) patches() []internalversion.ComponentPatches {
 		// (kube-apiserver rotates at 100 MB by default).
 		patches[0].ExtraArgs = append(patches[0].ExtraArgs, internalversion.ExtraArgs{Key: "audit-log-maxsize", Value: "0"})
 	}
-	// etcd times every gRPC call it serves, by method
-	// (grpc_server_handling_seconds): a run's etcd side, beside the
-	// apiserver's own times for its calls to etcd.
-	etcd := internalversion.ComponentPatches{Name: "etcd", ExtraArgs: []internalversion.ExtraArgs{{Key: "metrics", Value: "extensive"}}}
 	if p.Etcd.UnsafeNoFsync {
-		etcd.ExtraArgs = append(etcd.ExtraArgs, internalversion.ExtraArgs{Key: "unsafe-no-fsync", Value: "true"})
+		patches = append(patches, internalversion.ComponentPatches{Name: "etcd",
+			ExtraArgs: []internalversion.ExtraArgs{{Key: "unsafe-no-fsync", Value: "true"}}})
 	}
-	patches = append(patches, etcd)
 	for _, component := range slices.Sorted(maps.Keys(p.Env)) {
 		env := p.Env[component]
 		patch := internalversion.ComponentPatches{Name: component}

@@ -129,10 +129,12 @@ type Bucket struct {
 //     disk (etcd_disk_wal_fsync_duration_seconds) and its store's
 //     commits (etcd_disk_backend_commit_duration_seconds).
 //
-// Entries with no observation in the phase are left out; WALFsync and
-// BackendCommit are there, zero or not, whenever etcd exposes them.
+// Entries with no observation in the phase are left out; RPCs is absent
+// where etcd does not time its calls (it runs without
+// --metrics=extensive); WALFsync and BackendCommit are there, zero or
+// not, whenever etcd exposes them.
 type EtcdTimes struct {
-	RPCs          map[string]metrics.Tally `json:"rpcs"`
+	RPCs          map[string]metrics.Tally `json:"rpcs,omitempty"`
 	Apply         map[string]metrics.Tally `json:"apply"`
 	WALFsync      *metrics.Tally           `json:"walFsync,omitempty"`
 	BackendCommit *metrics.Tally           `json:"backendCommit,omitempty"`
@@ -154,6 +156,7 @@ const (
 	ControllerManagerUnrecorded = "the controller-manager's client and work-queue waits are not recorded"
 	APIServerUnrecorded         = "the apiserver's request times are not recorded"
 	EtcdUnrecorded              = "etcd's times are not recorded"
+	EtcdCallsUntimed            = "etcd's calls are not timed: it runs without --metrics=extensive (a fleet made before GhostFleet set it: make it again with `ghostfleet up`; an attached etcd: start it with the flag)"
 	SchedulerUnrecorded         = "the scheduler's attempts are not recorded"
 	CPUUnrecorded               = "the control plane's CPU by phase is not recorded"
 	RunQueueUnrecorded          = "the control plane's waits for a core are not recorded"
@@ -523,11 +526,21 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 	return controlPlaneMeters{
 		controllerManager: startPhaseMeter(ctx, ControllerManagerUnrecorded, cm, report),
 		apiserver:         startPhaseMeter(ctx, APIServerUnrecorded, api, report),
-		etcd:              startPhaseMeter(ctx, EtcdUnrecorded, etcd, report),
+		etcd:              startEtcdMeter(ctx, etcd, report),
 		scheduler:         startPhaseMeter(ctx, SchedulerUnrecorded, sched, report),
 		cpu:               startPhaseMeter(ctx, CPUUnrecorded, cpu, report),
 		runQueue:          startPhaseMeter(ctx, RunQueueUnrecorded, runQueue, report),
 	}
+}
+
+// startEtcdMeter meters etcd, and says so once if etcd does not time its
+// calls, whose absence would otherwise look like none.
+func startEtcdMeter(ctx context.Context, read func(context.Context) (reading, error), report progress.Func) *phaseMeter {
+	m := startPhaseMeter(ctx, EtcdUnrecorded, read, report)
+	if m.last != nil && m.last[rpcHistogram] == nil {
+		report(progress.Event{Kind: progress.Warn, Message: EtcdCallsUntimed})
+	}
+	return m
 }
 
 // phase reads every source at the end of the phase name.
@@ -549,7 +562,7 @@ func (m controlPlaneMeters) record(res *TrainResult) {
 		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram), Etcd: r.of(etcdHistogram), EtcdByOperation: byOperation(r.of(etcdHistogram)), GoSched: r.waits(goSchedHistogram, goSchedBuckets), GCPauses: r.whole(gcPauseHistogram)}
 	})
 	res.Etcd = byPhase(m.etcd, func(r reading) EtcdTimes {
-		return EtcdTimes{RPCs: r.of(rpcHistogram), Apply: r.of(applyHistogram), WALFsync: r.whole(walFsyncHistogram), BackendCommit: r.whole(commitHistogram)}
+		return EtcdTimes{RPCs: r[rpcHistogram], Apply: r.of(applyHistogram), WALFsync: r.whole(walFsyncHistogram), BackendCommit: r.whole(commitHistogram)}
 	})
 	res.Scheduler = byPhase(m.scheduler, func(r reading) SchedulerAttempts {
 		return SchedulerAttempts{Attempts: r.of(attemptHistogram)}

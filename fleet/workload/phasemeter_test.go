@@ -199,6 +199,24 @@ func TestEtcdMeterPhases(t *testing.T) {
 	}
 }
 
+// An etcd that does not time its calls (--metrics=basic) gets a warning
+// and no calls, not calls of 0 seconds; its disk is still read.
+func TestEtcdMeterUntimed(t *testing.T) {
+	basic := func(syncs int) []byte {
+		return []byte(fmt.Sprintf("# TYPE etcd_disk_wal_fsync_duration_seconds histogram\netcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} %[1]d\netcd_disk_wal_fsync_duration_seconds_sum 0.5\netcd_disk_wal_fsync_duration_seconds_count %[1]d\n", syncs))
+	}
+	n := 0
+	e := endpointOf("etcd", &n, basic(10), basic(30))
+	var warned []string
+	m := startControlPlaneMeters(context.Background(), MeterSources{Etcd: e}, func(ev progress.Event) { warned = append(warned, ev.Message) })
+	m.phase(context.Background(), "hold")
+	var res TrainResult
+	m.record(&res)
+	if got := res.Etcd["hold"]; got.RPCs != nil || got.WALFsync == nil || got.WALFsync.Count != 20 || len(warned) != 1 || warned[0] != EtcdCallsUntimed {
+		t.Errorf("etcd %+v, warnings %q; want no calls, 20 WAL syncs and the one warning", got, warned)
+	}
+}
+
 // CPU readings are tallies with no count: what grew is kept, what did not
 // is left out, and a process whose time went down (a new one) or that is
 // gone is a reset.

@@ -74,7 +74,8 @@ control plane, read from each source as each phase ends:
     pauses;
   - etcd's: its unary gRPC calls by method, timed inside etcd
     (grpc_server_handling_seconds; GhostFleet's fleets run etcd with
-    --metrics=extensive), its applies, WAL syncs and store commits;
+    --metrics=extensive), its applies, WAL syncs and store commits (on
+    an attached cluster, the one member its metrics mode reads);
   - kube-scheduler's: its attempts by result
     (scheduler_scheduling_attempt_duration_seconds);
   - /proc, on GhostFleet's own fleet: each process's CPU seconds, and
@@ -227,7 +228,11 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			}
 		}
 		if e, ok := r.Etcd[phase]; ok {
-			fmt.Fprintf(w, "  etcd during %s: calls took %s inside etcd", phase, topTallies(e.RPCs, "calls", 2))
+			if e.RPCs == nil {
+				fmt.Fprintf(w, "  etcd during %s: calls not timed (etcd runs without --metrics=extensive)", phase)
+			} else {
+				fmt.Fprintf(w, "  etcd during %s: calls took %s inside etcd", phase, topTallies(e.RPCs, "calls", 2))
+			}
 			if f := e.WALFsync; f != nil && f.Count > 0 {
 				fmt.Fprintf(w, "; WAL synced %.0f times, mean %.1fms", f.Count, 1000*f.Sum/f.Count)
 			}
