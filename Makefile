@@ -221,8 +221,9 @@ experiment-f-restart-request-times:
 experiment-f-restart-trace:
 	RESTART=job DOWN=0 TRACE=30s PROFILES="scenarios/profiles/lever-cm-burst-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml" hack/experiment-f-breaks.sh
 
-# Experiment F, twentieth part: the nineteenth part's 100-worker runs with
-# kube-scheduler held to 0.2 cores: is the scheduler's CPU what lengthens
-# the apiserver's calls to etcd outside etcd?
+# Experiment F, twentieth part (docs/experiment-design.md): the nineteenth
+# part's 100-worker runs with kube-scheduler held to 0.2 cores: is the
+# scheduler's CPU what lengthens the apiserver's calls to etcd outside
+# etcd?
 experiment-f-restart-sched-etcd:
 	RESTART=job DOWN=0 TRACE=30s PROFILES="scenarios/profiles/lever-cm-qps-audit-gc100-sched-cpu-gang.yaml" hack/experiment-f-breaks.sh

@@ -595,12 +595,13 @@ var singleInstancePatches = []internalversion.ComponentPatches{
 	{Name: "kube-controller-manager", ExtraArgs: []internalversion.ExtraArgs{{Key: "leader-elect", Value: "false"}}},
 }
 
-// instrumentPatches let `ghostfleet pprof` read every component's CPU
-// profile: etcd serves none unless asked, and the scheduler and
-// controller-manager authorize only kwokctl's list of paths without a
-// login (the flag is a list; a second use adds to it). They all listen on
-// 127.0.0.1 only. And etcd times every gRPC call it serves, by method
-// (grpc_server_handling_seconds, which `train` reads beside the
+// instrumentPatches are GhostFleet's measurement flags. `ghostfleet
+// pprof` reads every component's CPU profile: etcd serves none unless
+// asked, and the scheduler and controller-manager authorize only
+// kwokctl's list of paths without a login (the flag is a list; a second
+// use adds to it); they all listen on 127.0.0.1 only. And etcd times
+// every gRPC call it serves (--metrics=extensive:
+// grpc_server_handling_seconds, which `train` reads beside the
 // apiserver's own times for its calls to etcd).
 var instrumentPatches = []internalversion.ComponentPatches{
 	{Name: "etcd", ExtraArgs: []internalversion.ExtraArgs{{Key: "enable-pprof", Value: "true"}, {Key: "metrics", Value: "extensive"}}},

@@ -55,7 +55,7 @@ func TestRowPer(t *testing.T) {
 // dividing; a missing one is an error.
 func TestRowPlus(t *testing.T) {
 	var doc any
-	_ = json.Unmarshal([]byte(`{"b":[{"n":1},{"n":3},{"n":4}],"all":10}`), &doc)
+	_ = json.Unmarshal([]byte(`{"b":[{"n":1},{"n":3},{"n":4}],"all":10,"zero":0}`), &doc)
 	if got, err := (Row{Path: "b.1.n", Plus: []string{"b.2.n"}}).value(doc); err != nil || got != 7 {
 		t.Errorf("3 + 4: %v %v, want 7", got, err)
 	}
@@ -76,6 +76,9 @@ func TestRowPlus(t *testing.T) {
 	}
 	if _, err := (Row{Path: "all", Per: "b.0.n", PerPlus: []string{"b.3.n"}}).value(doc); err == nil || !strings.Contains(err.Error(), "b.3.n") {
 		t.Errorf("a missing divisor's addend: %v", err)
+	}
+	if _, err := (Row{Path: "all", Per: "zero", PerPlus: []string{"zero"}}).value(doc); err == nil || !strings.Contains(err.Error(), "path zero + zero is 0") {
+		t.Errorf("a divisor summing to 0: %v", err)
 	}
 	if _, err := (Row{Path: "all", PerPlus: []string{"b.2.n"}}).value(doc); err == nil || !strings.Contains(err.Error(), "without per") {
 		t.Errorf("perPlus without per: %v", err)

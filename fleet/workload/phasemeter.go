@@ -57,7 +57,8 @@ type ControllerManagerWaits struct {
 //     DELETE of a pod reads it, then updates it, and a write that
 //     conflicts is retried with the value its failed transaction
 //     returned; EtcdByOperation sums them by operation over resources
-//     ("update"), the apiserver's side of etcd's EtcdTimes;
+//     ("update"), every operation the apiserver times there, zero or
+//     not: the apiserver's side of etcd's EtcdTimes;
 //   - GoSched: its goroutines' waits from ready to running, by bucket
 //     (Go's go_sched_latencies_seconds; the runtime times one wait in
 //     eight of each goroutine, so a sample): waiting for one of the
@@ -81,9 +82,19 @@ type APIServerTimes struct {
 	GCPauses        *metrics.Tally           `json:"gcPauses,omitempty"`
 }
 
-// byOperation sums the tallies of "operation resource" keys by operation.
+// etcdOperations are the operations k8s.io/apiserver's etcd3 store times
+// (metrics.RecordEtcdRequest): create, update and delete are etcd Txns,
+// the others Ranges.
+var etcdOperations = []string{"create", "update", "delete", "get", "list", "listWithCount", "listOnlyKeys"}
+
+// byOperation sums the tallies of "operation resource" keys by operation,
+// with every one of etcdOperations there, so that a sum over them never
+// lacks a term.
 func byOperation(m map[string]metrics.Tally) map[string]metrics.Tally {
 	out := map[string]metrics.Tally{}
+	for _, op := range etcdOperations {
+		out[op] = metrics.Tally{}
+	}
 	for key, t := range m {
 		op, _, _ := strings.Cut(key, " ")
 		sum := out[op]
@@ -129,12 +140,12 @@ type Bucket struct {
 //     disk (etcd_disk_wal_fsync_duration_seconds) and its store's
 //     commits (etcd_disk_backend_commit_duration_seconds).
 //
-// Entries with no observation in the phase are left out; RPCs is absent
-// where etcd does not time its calls (it runs without
+// Entries with no observation in the phase are left out; RPCs is nil
+// (null) where etcd does not time its calls (it runs without
 // --metrics=extensive); WALFsync and BackendCommit are there, zero or
 // not, whenever etcd exposes them.
 type EtcdTimes struct {
-	RPCs          map[string]metrics.Tally `json:"rpcs,omitempty"`
+	RPCs          map[string]metrics.Tally `json:"rpcs"`
 	Apply         map[string]metrics.Tally `json:"apply"`
 	WALFsync      *metrics.Tally           `json:"walFsync,omitempty"`
 	BackendCommit *metrics.Tally           `json:"backendCommit,omitempty"`
@@ -156,7 +167,7 @@ const (
 	ControllerManagerUnrecorded = "the controller-manager's client and work-queue waits are not recorded"
 	APIServerUnrecorded         = "the apiserver's request times are not recorded"
 	EtcdUnrecorded              = "etcd's times are not recorded"
-	EtcdCallsUntimed            = "etcd's calls are not timed: it runs without --metrics=extensive (a fleet made before GhostFleet set it: make it again with `ghostfleet up`; an attached etcd: start it with the flag)"
+	EtcdCallsUntimed            = "etcd's calls are not timed: it runs without --metrics=extensive (a fleet made before GhostFleet set it: `ghostfleet clean`, then `ghostfleet up`; an attached etcd: start it with the flag)"
 	SchedulerUnrecorded         = "the scheduler's attempts are not recorded"
 	CPUUnrecorded               = "the control plane's CPU by phase is not recorded"
 	RunQueueUnrecorded          = "the control plane's waits for a core are not recorded"
@@ -559,7 +570,8 @@ func (m controlPlaneMeters) record(res *TrainResult) {
 		return ControllerManagerWaits{RateLimiter: r.of(rateLimiterHistogram), Queued: r.of(queueHistogram), Work: r.of(workHistogram)}
 	})
 	res.APIServer = byPhase(m.apiserver, func(r reading) APIServerTimes {
-		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram), Etcd: r.of(etcdHistogram), EtcdByOperation: byOperation(r.of(etcdHistogram)), GoSched: r.waits(goSchedHistogram, goSchedBuckets), GCPauses: r.whole(gcPauseHistogram)}
+		etcd := r.of(etcdHistogram)
+		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram), Etcd: etcd, EtcdByOperation: byOperation(etcd), GoSched: r.waits(goSchedHistogram, goSchedBuckets), GCPauses: r.whole(gcPauseHistogram)}
 	})
 	res.Etcd = byPhase(m.etcd, func(r reading) EtcdTimes {
 		return EtcdTimes{RPCs: r[rpcHistogram], Apply: r.of(applyHistogram), WALFsync: r.whole(walFsyncHistogram), BackendCommit: r.whole(commitHistogram)}

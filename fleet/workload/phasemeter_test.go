@@ -118,7 +118,7 @@ func TestAPIServerMeterPhases(t *testing.T) {
 		Requests:        map[string]metrics.Tally{"DELETE pods": {Count: 20, Sum: 0.5}},
 		APFWait:         map[string]metrics.Tally{"workload-high": {Count: 20, Sum: 0.25}},
 		Etcd:            map[string]metrics.Tally{"update pods": {Count: 40, Sum: 0.0625}},
-		EtcdByOperation: map[string]metrics.Tally{"update": {Count: 40, Sum: 0.0625}},
+		EtcdByOperation: map[string]metrics.Tally{"create": {}, "update": {Count: 40, Sum: 0.0625}, "delete": {}, "get": {}, "list": {}, "listWithCount": {}, "listOnlyKeys": {}},
 		GoSched: &Waits{Count: 220, Seconds: 20.0 / 1024, Buckets: []Bucket{
 			{AtLeast: 0, Count: 0}, {AtLeast: 6.399999999999999e-08, Count: 200}, {AtLeast: 0.0009175039999999999, Count: 20}, {AtLeast: 0.010485759999999998, Count: 0},
 		}},
@@ -341,10 +341,11 @@ func TestRunQueueTotals(t *testing.T) {
 	}
 }
 
-// The apiserver's calls to etcd are summed by operation over resources.
+// The apiserver's calls to etcd are summed by operation over resources,
+// every operation there, an unknown one too.
 func TestByOperation(t *testing.T) {
-	got := byOperation(map[string]metrics.Tally{"update pods": {Count: 2, Sum: 1}, "update jobs": {Count: 1, Sum: 0.5}, "get pods": {Count: 3, Sum: 0.25}})
-	want := map[string]metrics.Tally{"update": {Count: 3, Sum: 1.5}, "get": {Count: 3, Sum: 0.25}}
+	got := byOperation(map[string]metrics.Tally{"update pods": {Count: 2, Sum: 1}, "update jobs": {Count: 1, Sum: 0.5}, "get pods": {Count: 3, Sum: 0.25}, "compact ": {Count: 1, Sum: 0.5}})
+	want := map[string]metrics.Tally{"create": {}, "update": {Count: 3, Sum: 1.5}, "delete": {}, "get": {Count: 3, Sum: 0.25}, "list": {}, "listWithCount": {}, "listOnlyKeys": {}, "compact": {Count: 1, Sum: 0.5}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}

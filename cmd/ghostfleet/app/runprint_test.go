@@ -105,9 +105,11 @@ func TestPrintTrainWaits(t *testing.T) {
 		RPCs:     map[string]metrics.Tally{"Txn": {Count: 4000, Sum: 12}, "Range": {Count: 2000, Sum: 3}, "LeaseGrant": {Count: 10, Sum: 0.02}},
 		WALFsync: &metrics.Tally{Count: 500, Sum: 1.5},
 	}}
+	r.Etcd["train"] = workload.EtcdTimes{WALFsync: &metrics.Tally{}}
 	var b strings.Builder
 	printTrain(&b, r)
 	for _, want := range []string{
+		"  etcd during train: calls not timed (etcd runs without --metrics=extensive)\n",
 		"  etcd during hold: calls took 15.0s in all (Txn 12.0s over 4000 calls, Range 3.0s over 2000 calls) inside etcd; WAL synced 500 times, mean 3.0ms\n",
 		"    its goroutines' waits to run, one in eight sampled: 100 (10 of 0.918ms or more, 2 of 10.5ms or more); its GC stopped them 3 times for at least 0.00s\n",
 		"  waiting for a core during hold: kube-apiserver 39.4s, etcd 23.1s, kube-scheduler 2.0s, kwok-controller 2.0s\n",

@@ -68,7 +68,8 @@ control plane, read from each source as each phase ends:
     verb and resource (apiserver_request_duration_seconds, watches and
     CONNECTs left out), how long API Priority and Fairness queued
     requests, by priority level, its calls to etcd by operation and
-    resource (etcd_request_duration_seconds), and its Go runtime's:
+    resource and summed by operation (etcd_request_duration_seconds),
+    and its Go runtime's:
     its goroutines' waits from ready to running, one in eight sampled,
     by bucket (go_sched_latencies_seconds), and its GC's stop-the-world
     pauses;
@@ -92,7 +93,8 @@ control plane, read from each source as each phase ends:
     from the client that sent the first worker's DELETE, the workers'
     DELETEs received and answered, the watch seeing them stop).
 What did not move in a phase is left out. A source that cannot be read,
-or restarts, is named in a warning and left out from there on.
+or restarts, is named in a warning and left out from there on; an etcd
+without --metrics=extensive gets a warning and no call times.
 
 --trace-apiserver D also takes a Go execution trace of kube-apiserver over
 the hold's first D (its /debug/pprof/trace; at most 10m; it costs the
