@@ -123,8 +123,8 @@ type TrainResult struct {
 
 // meterSources are where a training run reads what its phases cost the
 // control plane (TrainResult's ControllerManager, APIServer, Etcd,
-// Scheduler and CPU): those components' /metrics, and GhostFleet's own fleet's
-// processes. A source that cannot be read is left unset, with a
+// Scheduler and CPU): those components' /metrics, and GhostFleet's own
+// fleet's processes. A source that cannot be read is left unset, with a
 // warning naming why.
 func meterSources(ctx context.Context, env Env) workload.MeterSources {
 	var s workload.MeterSources

@@ -128,12 +128,13 @@ type Bucket struct {
 //     calls ended, and their seconds from etcd's gRPC server calling the
 //     method's handler to its return (grpc_server_handling_seconds, with
 //     etcd's --metrics=extensive): a write's wait for its raft proposal
-//     to be committed and applied included; not the time the call took
-//     to reach the handler, nor its answer to go back over the
-//     connection. Streams (Watch, LeaseKeepAlive) are left out: their
-//     time is a stream's life. The apiserver is etcd's one client: its
-//     Kubernetes create, update and delete calls are Txns, its get and
-//     list calls Ranges;
+//     to be committed and applied included, a read's for its
+//     linearizable read index; not the call's way to the handler (its
+//     request read and decoded), nor its answer's way back (encoded and
+//     written). Streams (Watch, LeaseKeepAlive) are left out: their
+//     time is a stream's life. The apiserver is the only client of
+//     etcd's KV API: its create, update and delete calls are Txns, its
+//     get and list calls Ranges;
 //   - Apply, by operation: applying committed entries to etcd's store,
 //     how many and their seconds (etcd_server_apply_duration_seconds);
 //   - WALFsync and BackendCommit: etcd's syncs of its write-ahead log to
