@@ -104,10 +104,10 @@ time, and of it the time when one of the request's goroutines ran; else
 when one was ready but not yet running (for one of the apiserver's
 GOMAXPROCS slots, for the kernel to run a thread woken to take one, or
 stopped by the GC or the trace itself); else when one waited for etcd;
-the same for those of 0.5s or more; and every goroutine's waits to run by kind (a
-request's, the etcd client's readers, the rest). The trace is saved to a
-temporary file as it arrives, read after the hold (an interrupt that cuts
-it short leaves it out), then removed.
+the same for those of 0.5s or more; and every goroutine's waits to run by
+kind (a request's, the etcd client's readers, the rest). The trace is
+saved to a temporary file as it arrives, read after the hold (an
+interrupt that cuts it short leaves it out), then removed.
 
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
