@@ -37,9 +37,25 @@ type APIServerTrace struct {
 	// kind: "etcd client" (gRPC clients' connection readers: the
 	// apiserver's are its connections to etcd, which hand each answer to
 	// the request waiting for it),
-	// "requests" (the goroutines of a request begun in the trace and not
-	// yet answered, watches among them) and "other".
+	// "etcd writer" (the same connections' writers, which send each
+	// call), "requests" (the goroutines of a request begun in the trace
+	// and not yet answered, watches among them) and "other".
 	WaitsToRun map[string]*TracedWaits `json:"waitsToRun,omitempty"`
+	// EtcdReaders are the etcd connections' readers seen in the trace.
+	EtcdReaders *TracedReaders `json:"etcdReaders,omitempty"`
+}
+
+// TracedReaders are the readers of the apiserver's connections to etcd
+// in a trace (one per gRPC connection): how many, and how often one
+// was woken because its connection had bytes to read: by the Go
+// scheduler of a thread that held a P, or by one that held none (the
+// runtime's monitor, which polls the network when no P has for 10 ms,
+// or a thread back from waiting on the network that found every P
+// taken).
+type TracedReaders struct {
+	Readers         int `json:"readers"`
+	NetworkWakes    int `json:"networkWakes"`
+	WokenWithoutAnP int `json:"wokenWithoutAnP"`
 }
 
 // TracedRequests are one verb's requests in a trace: how many, their
@@ -71,6 +87,44 @@ type TracedRequests struct {
 	SlowWaitToRun    float64 `json:"slowWaitToRunSeconds"`
 	SlowRunning      float64 `json:"slowRunningSeconds"`
 	SlowEtcd         float64 `json:"slowEtcdSeconds"`
+	// EtcdWaits split the requests' goroutines' waits for etcd by what
+	// the connection's reader that ended each did meanwhile.
+	EtcdWaits *TracedEtcdWaits `json:"etcdWaits,omitempty"`
+}
+
+// TracedEtcdWaits are requests' goroutines' waits for etcd, each whole
+// (from a goroutine blocking in etcd's client to its being readied,
+// whether or not another of its request's goroutines ran meanwhile).
+// Count and Seconds are those a connection's reader ended, handing an
+// answer over; of their time, BeforeAnswerSeconds is the time until
+// that reader was last woken because its connection had bytes to read
+// (until then the answer had not reached the apiserver, or the
+// apiserver had not yet noticed it: the call's sending, etcd's time,
+// the way back), and the rest is what the reader did after (after the
+// wait began, if it did not wait for the network in it): waiting to
+// run, running (reading this and other calls' and watches' frames), or
+// blocked on anything but the network. Other and OtherSeconds are the
+// waits something else ended (a timer, a cancelled context, a lock).
+type TracedEtcdWaits struct {
+	Count                  int     `json:"count"`
+	Seconds                float64 `json:"seconds"`
+	BeforeAnswerSeconds    float64 `json:"beforeAnswerSeconds"`
+	ReaderWaitToRunSeconds float64 `json:"readerWaitToRunSeconds"`
+	ReaderRunningSeconds   float64 `json:"readerRunningSeconds"`
+	ReaderBlockedSeconds   float64 `json:"readerBlockedSeconds"`
+	Other                  int     `json:"other"`
+	OtherSeconds           float64 `json:"otherSeconds"`
+}
+
+func (w *TracedEtcdWaits) add(o TracedEtcdWaits) {
+	w.Count += o.Count
+	w.Seconds += o.Seconds
+	w.BeforeAnswerSeconds += o.BeforeAnswerSeconds
+	w.ReaderWaitToRunSeconds += o.ReaderWaitToRunSeconds
+	w.ReaderRunningSeconds += o.ReaderRunningSeconds
+	w.ReaderBlockedSeconds += o.ReaderBlockedSeconds
+	w.Other += o.Other
+	w.OtherSeconds += o.OtherSeconds
 }
 
 // TracedWaits are the waits to run of a kind of goroutine in a trace:
@@ -116,8 +170,9 @@ type traceMarks struct {
 	// of that verb.
 	verbs []verbMark
 	// etcd is in the stack of a goroutine waiting for etcd, reader in
-	// the start of an etcd connection's reader.
-	etcd, reader string
+	// the start of an etcd connection's reader, writer in the stack of
+	// its writer.
+	etcd, reader, writer string
 }
 
 type verbMark struct{ mark, verb string }
@@ -141,6 +196,7 @@ var apiserverMarks = traceMarks{
 	},
 	etcd:   "go.etcd.io/etcd/client/v3",
 	reader: "grpc/internal/transport.(*http2Client).reader",
+	writer: "grpc/internal/transport.(*loopyWriter).run",
 }
 
 // tracing is a trace of the apiserver being taken.
@@ -245,10 +301,52 @@ func readAPIServerTrace(ctx context.Context, path string, d time.Duration) (*API
 type tracedGoroutine struct {
 	state    trace.GoState
 	since    trace.Time
-	etcdWait bool // waiting, blocked in etcd's client
-	reader   bool
+	etcdWait bool          // waiting, blocked in etcd's client
+	reader   *tracedReader // when it is an etcd connection's reader
+	writer   bool
 	req      *tracedRequest // the request it serves, if any
 	root     bool           // it received req
+	// While it waits for etcd for a request: the readers' clocks when
+	// the wait began.
+	readersAt []readerClock
+}
+
+// readerClock is an etcd connection's reader's time so far, by what it
+// did: waiting for the network is not counted.
+type readerClock struct{ waitToRun, running, blocked time.Duration }
+
+func (c readerClock) minus(o readerClock) readerClock {
+	return readerClock{c.waitToRun - o.waitToRun, c.running - o.running, c.blocked - o.blocked}
+}
+
+// tracedReader is an etcd connection's reader as the trace is read.
+type tracedReader struct {
+	index int // in traceSummary.readers
+	g     *tracedGoroutine
+	clock readerClock // until g.since
+	// network: its wait now is for its connection to have bytes (or
+	// began before the trace: a reader waits for little else).
+	network bool
+	// When it was last woken from waiting for the network, and its
+	// clock then.
+	woken   trace.Time
+	atWoken readerClock
+}
+
+// at is the reader's clock at now, at or after its last change.
+func (r *tracedReader) at(now trace.Time) readerClock {
+	c, d := r.clock, time.Duration(now-r.g.since)
+	switch r.g.state {
+	case trace.GoRunnable:
+		c.waitToRun += d
+	case trace.GoRunning, trace.GoSyscall:
+		c.running += d
+	case trace.GoWaiting:
+		if !r.network {
+			c.blocked += d
+		}
+	}
+	return c
 }
 
 // tracedRequest is one request as the trace is read: how many of its
@@ -262,6 +360,7 @@ type tracedRequest struct {
 	// and waiting for etcd.
 	running, ready, etcd  int
 	waitToRun, run, etcdT time.Duration
+	etcdWaits             TracedEtcdWaits
 }
 
 // advance counts the time since the request's last change: running if
@@ -294,8 +393,8 @@ func (r *tracedRequest) count(s trace.GoState, etcdWait bool, n int) {
 
 // stackMarks are what one stack holds of the marks.
 type stackMarks struct {
-	verb                  string
-	request, reader, etcd bool
+	verb                          string
+	request, reader, writer, etcd bool
 }
 
 // traceSummary is a trace's summary as its events are read.
@@ -303,6 +402,8 @@ type traceSummary struct {
 	out   *APIServerTrace
 	marks traceMarks
 	gs    map[trace.GoID]*tracedGoroutine
+	// The etcd connections' readers, in the order first seen.
+	readers []*tracedReader
 	// What each stack holds, once per stack (stacks repeat), for the
 	// generation being read: a stack refers to its generation's tables.
 	seen map[trace.Stack]stackMarks
@@ -343,12 +444,16 @@ func summariseTrace(ctx context.Context, r io.Reader, marks traceMarks) (_ *APIS
 		}
 		s.event(ev)
 	}
+	s.out.EtcdReaders.Readers = len(s.readers)
 	return s.out, nil
 }
 
 func newTraceSummary(marks traceMarks) *traceSummary {
 	return &traceSummary{
-		out:   &APIServerTrace{Requests: map[string]*TracedRequests{}, WaitsToRun: map[string]*TracedWaits{}},
+		out: &APIServerTrace{
+			Requests: map[string]*TracedRequests{}, WaitsToRun: map[string]*TracedWaits{},
+			EtcdReaders: &TracedReaders{},
+		},
 		marks: marks,
 		gs:    map[trace.GoID]*tracedGoroutine{},
 		seen:  map[trace.Stack]stackMarks{},
@@ -368,6 +473,7 @@ func (s *traceSummary) marksOf(st trace.Stack) stackMarks {
 		}
 		m.request = m.request || strings.HasSuffix(f.Func, s.marks.request)
 		m.reader = m.reader || strings.Contains(f.Func, s.marks.reader)
+		m.writer = m.writer || s.marks.writer != "" && strings.Contains(f.Func, s.marks.writer)
 		m.etcd = m.etcd || strings.Contains(f.Func, s.marks.etcd)
 	}
 	s.seen[st] = m
@@ -389,21 +495,42 @@ func (s *traceSummary) event(ev trace.Event) {
 		return
 	}
 	from, to := st.Goroutine()
-	s.transition(ev.Time(), ev.Goroutine(), st.Resource.Goroutine(), from, to, st.Stack)
+	s.transition(goChange{
+		now: ev.Time(), by: ev.Goroutine(), id: st.Resource.Goroutine(),
+		from: from, to: to, stack: st.Stack, reason: st.Reason, noP: ev.Proc() == trace.NoProc,
+	})
 }
 
-// transition reads goroutine id's change from one state to another, in
-// goroutine by, at now. stack is id's own: where it starts when
-// created, where it stopped when it leaves running, what it was doing
-// when the trace states it (first, and at each new generation).
-func (s *traceSummary) transition(now trace.Time, by, id trace.GoID, from, to trace.GoState, stack trace.Stack) {
+// goChange is a goroutine's change from one state to another.
+type goChange struct {
+	now trace.Time
+	// by is the goroutine that made it, id the one that changed, and
+	// stack id's: where it starts when created, where it stopped when it
+	// leaves running, what it was doing when the trace states it (first,
+	// and at each new generation).
+	by, id   trace.GoID
+	from, to trace.GoState
+	stack    trace.Stack
+	// reason is why it waits, when to is waiting; noP says the thread
+	// that made the change held no P.
+	reason string
+	noP    bool
+}
+
+// transition reads one goroutine's change of state.
+func (s *traceSummary) transition(c goChange) {
+	now, by, id, from, to := c.now, c.by, c.id, c.from, c.to
 	g := s.gs[id]
 	if g == nil {
 		g = &tracedGoroutine{state: from, since: now}
 		s.gs[id] = g
 	}
-	m := s.marksOf(stack)
-	g.reader = g.reader || m.reader
+	m := s.marksOf(c.stack)
+	if m.reader && g.reader == nil {
+		g.reader = &tracedReader{index: len(s.readers), g: g, network: true}
+		s.readers = append(s.readers, g.reader)
+	}
+	g.writer = g.writer || m.writer
 	if from == to {
 		// A new generation of the trace restating a state: nothing
 		// changed, and a wait goes on.
@@ -412,9 +539,9 @@ func (s *traceSummary) transition(now trace.Time, by, id trace.GoID, from, to tr
 	if from == trace.GoNotExist {
 		if m.request {
 			g.req, g.root = &tracedRequest{start: now, last: now}, true
-		} else if p := s.gs[by]; p != nil && p.req != nil && !p.req.done && !m.reader {
-			// A connection's reader a request opened serves every
-			// request after it, not this one.
+		} else if p := s.gs[by]; p != nil && p.req != nil && !p.req.done && !m.reader && !m.writer {
+			// A connection's reader or writer a request opened serves
+			// every request after it, not this one.
 			g.req = p.req
 		}
 	}
@@ -429,15 +556,29 @@ func (s *traceSummary) transition(now trace.Time, by, id trace.GoID, from, to tr
 	if g.state == trace.GoRunnable && to == trace.GoRunning {
 		kind := "other"
 		switch {
-		case g.reader:
+		case g.reader != nil:
 			kind = "etcd client"
+		case g.writer:
+			kind = "etcd writer"
 		case req != nil:
 			kind = "requests"
 		}
 		s.waits(kind).add(time.Duration(now - g.since))
 	}
+	if g.state == trace.GoWaiting && g.etcdWait && g.readersAt != nil {
+		if req != nil {
+			s.etcdAnswered(g, req, c)
+		}
+		g.readersAt = nil
+	}
+	if r := g.reader; r != nil {
+		s.readerChanged(r, c)
+	}
 	if from == trace.GoRunning {
 		g.etcdWait = to == trace.GoWaiting && m.etcd
+		if g.etcdWait && req != nil {
+			g.readersAt = s.readerClocks(now)
+		}
 		// A watch's first stop can be in the list handler that serves
 		// it, before its watch's.
 		if req := g.req; req != nil && m.verb != "" && (req.verb == "" || req.verb == "list" && m.verb == "watch") {
@@ -455,6 +596,58 @@ func (s *traceSummary) transition(now trace.Time, by, id trace.GoID, from, to tr
 		}
 		delete(s.gs, id)
 	}
+}
+
+// readerChanged keeps reader r's clock as its goroutine changes state,
+// before the goroutine's state is set.
+func (s *traceSummary) readerChanged(r *tracedReader, c goChange) {
+	r.clock = r.at(c.now)
+	if c.from == trace.GoWaiting && r.network && c.to == trace.GoRunnable {
+		r.woken, r.atWoken = c.now, r.clock
+		s.out.EtcdReaders.NetworkWakes++
+		if c.noP {
+			s.out.EtcdReaders.WokenWithoutAnP++
+		}
+	}
+	if c.to == trace.GoWaiting {
+		r.network = c.reason == "network" || c.from == trace.GoUndetermined
+	}
+}
+
+// readerClocks are every reader's clock at now.
+func (s *traceSummary) readerClocks(now trace.Time) []readerClock {
+	cs := make([]readerClock, len(s.readers))
+	for i, r := range s.readers {
+		cs[i] = r.at(now)
+	}
+	return cs
+}
+
+// etcdAnswered counts goroutine g's wait for etcd for req, which c
+// ends: split by what the reader that ended it did, if a reader did.
+func (s *traceSummary) etcdAnswered(g *tracedGoroutine, req *tracedRequest, c goChange) {
+	d := time.Duration(c.now - g.since)
+	by := s.gs[c.by]
+	if by == nil || by.reader == nil {
+		req.etcdWaits.Other++
+		req.etcdWaits.OtherSeconds += d.Seconds()
+		return
+	}
+	r := by.reader
+	w := TracedEtcdWaits{Count: 1, Seconds: d.Seconds()}
+	from := readerClock{} // a reader that began after the wait did
+	switch {
+	case r.woken > g.since:
+		w.BeforeAnswerSeconds = time.Duration(r.woken - g.since).Seconds()
+		from = r.atWoken
+	case r.index < len(g.readersAt):
+		from = g.readersAt[r.index]
+	}
+	after := r.at(c.now).minus(from)
+	w.ReaderWaitToRunSeconds = after.waitToRun.Seconds()
+	w.ReaderRunningSeconds = after.running.Seconds()
+	w.ReaderBlockedSeconds = after.blocked.Seconds()
+	req.etcdWaits.add(w)
 }
 
 func (s *traceSummary) waits(kind string) *TracedWaits {
@@ -480,6 +673,12 @@ func (t *APIServerTrace) add(req *tracedRequest, end trace.Time) {
 	r.WaitToRunSeconds += req.waitToRun.Seconds()
 	r.RunningSeconds += req.run.Seconds()
 	r.EtcdSeconds += req.etcdT.Seconds()
+	if w := req.etcdWaits; w.Count+w.Other > 0 {
+		if r.EtcdWaits == nil {
+			r.EtcdWaits = &TracedEtcdWaits{}
+		}
+		r.EtcdWaits.add(w)
+	}
 	if life >= slowRequest {
 		r.Slow++
 		r.SlowSeconds += life.Seconds()

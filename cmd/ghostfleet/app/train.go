@@ -104,8 +104,12 @@ time, and of it the time when one of the request's goroutines ran; else
 when one was ready but not yet running (for one of the apiserver's
 GOMAXPROCS slots, for the kernel to run a thread woken to take one, or
 stopped by the GC or the trace itself); else when one waited for etcd;
-the same for those of 0.5s or more; and every goroutine's waits to run by
-kind (a request's, the etcd client's readers, the rest). The trace is
+the same for those of 0.5s or more; each wait for etcd split at the
+moment the reader that ended it was last woken by bytes to read (before:
+the answer had not reached the apiserver, or was not yet noticed; after:
+that reader waiting to run, running or blocked); and every goroutine's
+waits to run by kind (a request's, the etcd connections' readers and
+writers, the rest). The trace is
 saved to a temporary file as it arrives, read after the hold (an
 interrupt that cuts it short leaves it out), then removed.
 
@@ -408,8 +412,24 @@ func printAPIServerTrace(w io.Writer, t *workload.APIServerTrace) {
 		}
 		fmt.Fprintln(w)
 	}
+	for _, verb := range verbs {
+		e := t.Requests[verb].EtcdWaits
+		if e == nil || e.Count == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "    %s's waits for etcd: %d ended by a reader, mean %.1fms: %s before the answer reached the apiserver, then the reader %s waiting to run / %s running / %s blocked",
+			verb, e.Count, 1000*e.Seconds/float64(e.Count), share(e.BeforeAnswerSeconds, e.Seconds),
+			share(e.ReaderWaitToRunSeconds, e.Seconds), share(e.ReaderRunningSeconds, e.Seconds), share(e.ReaderBlockedSeconds, e.Seconds))
+		if e.Other > 0 {
+			fmt.Fprintf(w, "; %d ended otherwise", e.Other)
+		}
+		fmt.Fprintln(w)
+	}
+	if r := t.EtcdReaders; r != nil && r.Readers > 0 {
+		fmt.Fprintf(w, "    etcd connections: %d readers, woken %d times by bytes to read, %d of them by a thread without a P\n", r.Readers, r.NetworkWakes, r.WokenWithoutAnP)
+	}
 	kinds := []string{}
-	for _, kind := range []string{"requests", "etcd client", "other"} {
+	for _, kind := range []string{"requests", "etcd client", "etcd writer", "other"} {
 		if k := t.WaitsToRun[kind]; k != nil {
 			kinds = append(kinds, fmt.Sprintf("%s %d, %.1fs (%d of 10ms or more)", kind, k.Count, k.Seconds, k.AtLeast10ms))
 		}
