@@ -45,13 +45,16 @@ type APIServerTrace struct {
 	EtcdReaders *TracedReaders `json:"etcdReaders,omitempty"`
 }
 
-// TracedReaders are the readers of the apiserver's connections to etcd
-// in a trace (one per gRPC connection): how many, and how often one
-// was woken because its connection had bytes to read: by the Go
-// scheduler of a thread that held a P, or by one that held none (the
-// runtime's monitor, which polls the network when no P has for 10 ms,
-// or a thread back from waiting on the network that found every P
-// taken).
+// TracedReaders are the readers of the apiserver's gRPC connections
+// in a trace (one per connection; the apiserver's are to etcd): how
+// many were known (a reader is known by its stack once it has stopped
+// in the trace), and how often one was woken because its connection had
+// bytes to read: by a thread that held a P (the usual way: a P that runs
+// out of work polls the network, and a thread blocked in the poller
+// while a P is idle wakes as the bytes arrive), or by one that held none
+// (the runtime's monitor, which polls the network when no thread has
+// blocked in the poller for 10 ms, later when it has been idle, or a
+// thread back from the poller that found every P taken).
 type TracedReaders struct {
 	Readers         int `json:"readers"`
 	NetworkWakes    int `json:"networkWakes"`
@@ -94,21 +97,34 @@ type TracedRequests struct {
 
 // TracedEtcdWaits are requests' goroutines' waits for etcd, each whole
 // (from a goroutine blocking in etcd's client to its being readied,
-// whether or not another of its request's goroutines ran meanwhile).
-// Count and Seconds are those a connection's reader ended, handing an
-// answer over; of their time, BeforeAnswerSeconds is the time until
-// that reader was last woken because its connection had bytes to read
-// (until then the answer had not reached the apiserver, or the
-// apiserver had not yet noticed it: the call's sending, etcd's time,
-// the way back), and the rest is what the reader did after (after the
-// wait began, if it did not wait for the network in it): waiting to
-// run, running (reading this and other calls' and watches' frames), or
-// blocked on anything but the network. Other and OtherSeconds are the
-// waits something else ended (a timer, a cancelled context, a lock).
+// whether or not another of its request's goroutines ran meanwhile),
+// split by the connection's reader that ended the wait, handing an
+// answer over. Count and Seconds are the waits a reader ended, Requests
+// the requests that had any. The answer's bytes reached the apiserver
+// within each wait's last stretch:
+//   - HandOverAtMostSeconds is the time after the reader last began to
+//     wait for its connection to have bytes (when it had read all it
+//     had, and not this answer), or the whole wait if it did not wait
+//     for the network in it: the most the answer spent in the apiserver;
+//   - HandOverAtLeastSeconds the time after the reader's last read from
+//     its connection (by then it held the answer): the least.
+//
+// BeforeWakeSeconds is the time until that reader was last woken
+// because its connection had bytes to read (0 if it was not, in the
+// wait: NoNetworkWait counts those waits), and the rest is what the
+// reader did after: waiting to run, running (reading this and other
+// calls' and watches' frames) or blocked on anything but the network.
+// Those four add up to Seconds. Other and OtherSeconds are the waits
+// something else ended (a timer, a cancelled context, a lock), or a
+// reader not yet known when the wait began.
 type TracedEtcdWaits struct {
 	Count                  int     `json:"count"`
+	Requests               int     `json:"requests"`
 	Seconds                float64 `json:"seconds"`
-	BeforeAnswerSeconds    float64 `json:"beforeAnswerSeconds"`
+	HandOverAtMostSeconds  float64 `json:"handOverAtMostSeconds"`
+	HandOverAtLeastSeconds float64 `json:"handOverAtLeastSeconds"`
+	NoNetworkWait          int     `json:"noNetworkWait"`
+	BeforeWakeSeconds      float64 `json:"beforeWakeSeconds"`
 	ReaderWaitToRunSeconds float64 `json:"readerWaitToRunSeconds"`
 	ReaderRunningSeconds   float64 `json:"readerRunningSeconds"`
 	ReaderBlockedSeconds   float64 `json:"readerBlockedSeconds"`
@@ -118,8 +134,12 @@ type TracedEtcdWaits struct {
 
 func (w *TracedEtcdWaits) add(o TracedEtcdWaits) {
 	w.Count += o.Count
+	w.Requests += o.Requests
 	w.Seconds += o.Seconds
-	w.BeforeAnswerSeconds += o.BeforeAnswerSeconds
+	w.HandOverAtMostSeconds += o.HandOverAtMostSeconds
+	w.HandOverAtLeastSeconds += o.HandOverAtLeastSeconds
+	w.NoNetworkWait += o.NoNetworkWait
+	w.BeforeWakeSeconds += o.BeforeWakeSeconds
 	w.ReaderWaitToRunSeconds += o.ReaderWaitToRunSeconds
 	w.ReaderRunningSeconds += o.ReaderRunningSeconds
 	w.ReaderBlockedSeconds += o.ReaderBlockedSeconds
@@ -171,8 +191,9 @@ type traceMarks struct {
 	verbs []verbMark
 	// etcd is in the stack of a goroutine waiting for etcd, reader in
 	// the start of an etcd connection's reader, writer in the stack of
-	// its writer.
-	etcd, reader, writer string
+	// its writer, read in the stack of a reader's system call that reads
+	// its connection.
+	etcd, reader, writer, read string
 }
 
 type verbMark struct{ mark, verb string }
@@ -197,6 +218,7 @@ var apiserverMarks = traceMarks{
 	etcd:   "go.etcd.io/etcd/client/v3",
 	reader: "grpc/internal/transport.(*http2Client).reader",
 	writer: "grpc/internal/transport.(*loopyWriter).run",
+	read:   "internal/poll.(*FD).Read",
 }
 
 // tracing is a trace of the apiserver being taken.
@@ -325,12 +347,14 @@ type tracedReader struct {
 	g     *tracedGoroutine
 	clock readerClock // until g.since
 	// network: its wait now is for its connection to have bytes (or
-	// began before the trace: a reader waits for little else).
-	network bool
-	// When it was last woken from waiting for the network, and its
-	// clock then.
-	woken   trace.Time
-	atWoken readerClock
+	// began before the trace: a reader waits for little else);
+	// reading: its system call now reads its connection.
+	network, reading bool
+	// When it last began to wait for the network, when it was last
+	// woken from that wait (and its clock then), and when its last read
+	// from its connection ended.
+	netWait, woken, readEnd trace.Time
+	atWoken                 readerClock
 }
 
 // at is the reader's clock at now, at or after its last change.
@@ -393,8 +417,8 @@ func (r *tracedRequest) count(s trace.GoState, etcdWait bool, n int) {
 
 // stackMarks are what one stack holds of the marks.
 type stackMarks struct {
-	verb                          string
-	request, reader, writer, etcd bool
+	verb                                string
+	request, reader, writer, etcd, read bool
 }
 
 // traceSummary is a trace's summary as its events are read.
@@ -474,6 +498,7 @@ func (s *traceSummary) marksOf(st trace.Stack) stackMarks {
 		m.request = m.request || strings.HasSuffix(f.Func, s.marks.request)
 		m.reader = m.reader || strings.Contains(f.Func, s.marks.reader)
 		m.writer = m.writer || s.marks.writer != "" && strings.Contains(f.Func, s.marks.writer)
+		m.read = m.read || s.marks.read != "" && strings.Contains(f.Func, s.marks.read)
 		m.etcd = m.etcd || strings.Contains(f.Func, s.marks.etcd)
 	}
 	s.seen[st] = m
@@ -530,7 +555,18 @@ func (s *traceSummary) transition(c goChange) {
 		g.reader = &tracedReader{index: len(s.readers), g: g, network: true}
 		s.readers = append(s.readers, g.reader)
 	}
-	g.writer = g.writer || m.writer
+	if m.writer && !g.writer {
+		g.writer = true
+		// A writer starts in a closure: known only once it stops in
+		// its loop, it serves no request, even one that started it.
+		if req := g.req; req != nil && !g.root {
+			if !req.done {
+				req.advance(now)
+				req.count(g.state, g.etcdWait, -1)
+			}
+			g.req = nil
+		}
+	}
 	if from == to {
 		// A new generation of the trace restating a state: nothing
 		// changed, and a wait goes on.
@@ -572,7 +608,7 @@ func (s *traceSummary) transition(c goChange) {
 		g.readersAt = nil
 	}
 	if r := g.reader; r != nil {
-		s.readerChanged(r, c)
+		s.readerChanged(r, c, m.read)
 	}
 	if from == trace.GoRunning {
 		g.etcdWait = to == trace.GoWaiting && m.etcd
@@ -598,9 +634,10 @@ func (s *traceSummary) transition(c goChange) {
 	}
 }
 
-// readerChanged keeps reader r's clock as its goroutine changes state,
-// before the goroutine's state is set.
-func (s *traceSummary) readerChanged(r *tracedReader, c goChange) {
+// readerChanged keeps reader r's clock and marks as its goroutine
+// changes state, before the goroutine's state is set; read says the
+// stack is in a read of its connection.
+func (s *traceSummary) readerChanged(r *tracedReader, c goChange, read bool) {
 	r.clock = r.at(c.now)
 	if c.from == trace.GoWaiting && r.network && c.to == trace.GoRunnable {
 		r.woken, r.atWoken = c.now, r.clock
@@ -609,8 +646,17 @@ func (s *traceSummary) readerChanged(r *tracedReader, c goChange) {
 			s.out.EtcdReaders.WokenWithoutAnP++
 		}
 	}
-	if c.to == trace.GoWaiting {
+	if c.from == trace.GoSyscall && r.reading {
+		r.readEnd, r.reading = c.now, false
+	}
+	switch c.to {
+	case trace.GoSyscall:
+		r.reading = read
+	case trace.GoWaiting:
 		r.network = c.reason == "network" || c.from == trace.GoUndetermined
+		if r.network {
+			r.netWait = c.now
+		}
 	}
 }
 
@@ -624,24 +670,29 @@ func (s *traceSummary) readerClocks(now trace.Time) []readerClock {
 }
 
 // etcdAnswered counts goroutine g's wait for etcd for req, which c
-// ends: split by what the reader that ended it did, if a reader did.
+// ends: split by what the reader that ended it did, if a reader known
+// since before the wait did.
 func (s *traceSummary) etcdAnswered(g *tracedGoroutine, req *tracedRequest, c goChange) {
 	d := time.Duration(c.now - g.since)
 	by := s.gs[c.by]
-	if by == nil || by.reader == nil {
+	if by == nil || by.reader == nil || by.reader.index >= len(g.readersAt) {
 		req.etcdWaits.Other++
 		req.etcdWaits.OtherSeconds += d.Seconds()
 		return
 	}
 	r := by.reader
-	w := TracedEtcdWaits{Count: 1, Seconds: d.Seconds()}
-	from := readerClock{} // a reader that began after the wait did
-	switch {
-	case r.woken > g.since:
-		w.BeforeAnswerSeconds = time.Duration(r.woken - g.since).Seconds()
+	atMost := time.Duration(c.now - max(g.since, r.netWait))
+	w := TracedEtcdWaits{
+		Count: 1, Seconds: d.Seconds(),
+		HandOverAtMostSeconds:  atMost.Seconds(),
+		HandOverAtLeastSeconds: min(atMost, time.Duration(c.now-max(g.since, r.readEnd))).Seconds(),
+	}
+	from := g.readersAt[r.index]
+	if r.woken > g.since {
+		w.BeforeWakeSeconds = time.Duration(r.woken - g.since).Seconds()
 		from = r.atWoken
-	case r.index < len(g.readersAt):
-		from = g.readersAt[r.index]
+	} else {
+		w.NoNetworkWait = 1
 	}
 	after := r.at(c.now).minus(from)
 	w.ReaderWaitToRunSeconds = after.waitToRun.Seconds()
@@ -676,6 +727,9 @@ func (t *APIServerTrace) add(req *tracedRequest, end trace.Time) {
 	if w := req.etcdWaits; w.Count+w.Other > 0 {
 		if r.EtcdWaits == nil {
 			r.EtcdWaits = &TracedEtcdWaits{}
+		}
+		if w.Count > 0 {
+			w.Requests = 1
 		}
 		r.EtcdWaits.add(w)
 	}

@@ -22,6 +22,7 @@ var testTraceMarks = traceMarks{
 	etcd:    "workload.fakeEtcd",
 	reader:  "workload.fakeReader",
 	writer:  "workload.fakeWriter",
+	read:    "internal/poll.(*FD).Read",
 }
 
 //go:noinline
@@ -222,7 +223,7 @@ func fakeDeleteAnswered(answers <-chan struct{}) func() {
 func fakeEtcdAnswer(answers <-chan struct{}) { <-answers }
 
 // TestSummariseTraceAnswers traces a request whose wait for etcd a
-// reader ends on a byte read from a loopback connection, written 20ms
+// reader ends on a byte read from a loopback connection, written 100ms
 // after the request began: the wait is split by the reader's wake from
 // waiting for the network.
 func TestSummariseTraceAnswers(t *testing.T) {
@@ -251,7 +252,7 @@ func TestSummariseTraceAnswers(t *testing.T) {
 	now, done := make(chan struct{}), make(chan struct{}, 1)
 	close(now)
 	go fakeRequest(now, fakeDeleteAnswered(answers), done)
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
 	if _, err := server.Write([]byte{1}); err != nil {
 		t.Fatal(err)
 	}
@@ -267,10 +268,16 @@ func TestSummariseTraceAnswers(t *testing.T) {
 		t.Fatalf("requests = %+v, want a delete that waited for etcd", got.Requests)
 	}
 	w := del.EtcdWaits
-	if w.Count != 1 || w.Other != 0 || w.BeforeAnswerSeconds < 0.015 || w.BeforeAnswerSeconds > w.Seconds {
-		t.Errorf("the delete's waits for etcd = %+v, want one ended by the reader, 15ms or more of it before the answer", w)
+	if w.Count != 1 || w.Other != 0 || w.BeforeWakeSeconds < 0.05 || w.BeforeWakeSeconds > w.Seconds {
+		t.Errorf("the delete's waits for etcd = %+v, want one ended by the reader, 50ms or more of it before the reader's wake", w)
 	}
-	if parts := w.BeforeAnswerSeconds + w.ReaderWaitToRunSeconds + w.ReaderRunningSeconds + w.ReaderBlockedSeconds; math.Abs(parts-w.Seconds) > 1e-9 {
+	// The reader read the byte after it was written, 100ms after the
+	// request began.
+	if w.HandOverAtLeastSeconds > w.Seconds-0.05 || w.HandOverAtLeastSeconds > w.HandOverAtMostSeconds || w.HandOverAtMostSeconds > w.Seconds {
+		t.Errorf("the wait of %.4fs was handed over in at least %.4fs and at most %.4fs: want at least under its last 50ms, at most between it and the whole",
+			w.Seconds, w.HandOverAtLeastSeconds, w.HandOverAtMostSeconds)
+	}
+	if parts := w.BeforeWakeSeconds + w.ReaderWaitToRunSeconds + w.ReaderRunningSeconds + w.ReaderBlockedSeconds; math.Abs(parts-w.Seconds) > 1e-9 {
 		t.Errorf("the wait's parts add to %.6fs, want its %.6fs", parts, w.Seconds)
 	}
 	if r := got.EtcdReaders; r == nil || r.Readers != 1 || r.NetworkWakes < 1 {
@@ -287,45 +294,61 @@ type why struct {
 }
 
 // TestTraceEtcdWaits reads made-up events: a request's goroutine waits
-// for etcd four times; the reader that ends three of them waits for
-// the network, to run, runs and blocks on something else in them; a
-// timer ends the fourth. A writer the request starts is not its.
+// for etcd five times. The reader that ends three of them waits for the
+// network, to run, reads, runs and blocks on something else in them; a
+// timer ends the fourth, a reader first known after it began the
+// fifth. A writer the request starts is known as one only when it stops
+// in its loop, and from then on is not the request's.
 func TestTraceEtcdWaits(t *testing.T) {
 	s := newTraceSummary(testTraceMarks)
 	const (
-		R, W, B, NE = xtrace.GoRunnable, xtrace.GoWaiting, xtrace.GoRunning, xtrace.GoNotExist
+		R, W, B, S, NE = xtrace.GoRunnable, xtrace.GoWaiting, xtrace.GoRunning, xtrace.GoSyscall, xtrace.GoNotExist
 	)
 	etcd := []string{"runtime.chanrecv1", "workload.fakeEtcd", "workload.fakeDelete", "workload.fakeRequest"}
+	read := []string{"internal/poll.(*FD).Read", "workload.fakeReader"}
+	writer := []string{"workload.fakeWriter", "workload.fakeRequest.func3"}
 	for _, c := range []why{
 		{change: change{0, 1, 10, NE, R, []string{"workload.fakeReader"}}},
 		{change: change{0.5, 1, 10, R, B, nil}},
-		{change: change{1, 10, 10, B, W, []string{"internal/poll.(*FD).Read", "workload.fakeReader"}}, reason: "network"},
+		{change: change{1, 10, 10, B, W, read}, reason: "network"},
 		{change: change{2, 1, 2, NE, R, []string{"workload.fakeRequest"}}},
 		{change: change{2.5, 1, 2, R, B, nil}},
-		{change: change{2.6, 2, 11, NE, R, []string{"workload.fakeWriter"}}},
+		{change: change{2.6, 2, 11, NE, R, []string{"workload.fakeRequest.func3"}}}, // the writer, not yet known
 		{change: change{3, 2, 2, B, W, etcd}},
 		{change: change{4, 1, 11, R, B, nil}},
-		{change: change{5, 11, 11, B, W, []string{"workload.fakeWriter", "workload.fakeRequest.func3"}}},
-		{change: change{10, xtrace.NoGoroutine, 10, W, R, nil}, noP: true}, // the answer
+		{change: change{5, 11, 11, B, W, writer}, reason: "chan receive"},
+		{change: change{6, 1, 11, W, R, nil}},
+		{change: change{6.5, 1, 11, R, B, nil}},
+		{change: change{7, 11, 11, B, W, writer}, reason: "chan receive"},
+		{change: change{10, xtrace.NoGoroutine, 10, W, R, nil}, noP: true}, // bytes to read
 		{change: change{14, 1, 10, R, B, nil}},
-		{change: change{16, 10, 2, W, R, nil}}, // handed over: 7ms before, 4 waiting to run, 2 running
-		{change: change{17, 10, 10, B, W, []string{"internal/poll.(*FD).Read", "workload.fakeReader"}}, reason: "network"},
+		{change: change{14.5, 10, 10, B, S, read}},
+		{change: change{15, 10, 10, S, B, nil}},
+		{change: change{16, 10, 2, W, R, nil}}, // handed over: at most 13ms, at least 1; 7 before the wake, 4 waiting to run, 2 running
+		{change: change{17, 10, 10, B, W, read}, reason: "network"},
 		{change: change{18, 1, 2, R, B, nil}},
 		{change: change{19, 2, 2, B, W, etcd}},
 		{change: change{20, xtrace.NoGoroutine, 10, W, R, nil}},
 		{change: change{21, 1, 10, R, B, nil}},
+		{change: change{21.2, 10, 10, B, S, read}},
+		{change: change{21.4, 10, 10, S, B, nil}},
 		{change: change{22, 10, 10, B, W, []string{"workload.fakeReader"}}, reason: "chan send"},
 		{change: change{25, 99, 10, W, R, nil}},
 		{change: change{26, 1, 10, R, B, nil}},
-		{change: change{27, 10, 2, W, R, nil}}, // 1ms before, 2 waiting to run, 2 running, 3 blocked
+		{change: change{27, 10, 2, W, R, nil}}, // at most 8ms, at least 5.6; 1 before the wake, 2 waiting to run, 2 running, 3 blocked
 		{change: change{28, 1, 2, R, B, nil}},
 		{change: change{29, 2, 2, B, W, etcd}},
 		{change: change{30, xtrace.NoGoroutine, 2, W, R, nil}}, // a timer
 		{change: change{31, 1, 2, R, B, nil}},
 		{change: change{32, 2, 2, B, W, etcd}},
-		{change: change{35, 10, 2, W, R, nil}}, // the reader ran throughout: 3ms running
+		{change: change{35, 10, 2, W, R, nil}}, // the reader ran throughout: 3ms, at most and at least
 		{change: change{36, 1, 2, R, B, nil}},
-		{change: change{37, 2, 2, B, NE, nil}},
+		{change: change{36.2, 2, 2, B, W, etcd}},
+		{change: change{36.5, 1, 12, NE, R, []string{"workload.fakeReader"}}},
+		{change: change{37, 1, 12, R, B, nil}},
+		{change: change{38, 12, 2, W, R, nil}}, // a reader not known when the wait began
+		{change: change{39, 1, 2, R, B, nil}},
+		{change: change{40, 2, 2, B, NE, nil}},
 	} {
 		stack := xtrace.NoStack
 		if len(c.frames) > 0 {
@@ -342,18 +365,26 @@ func TestTraceEtcdWaits(t *testing.T) {
 	if del == nil || del.EtcdWaits == nil {
 		t.Fatalf("requests = %+v, want a delete that waited for etcd", s.out.Requests)
 	}
+	if !near(del.Seconds, 0.038) || !near(del.WaitToRunSeconds, 0.0075) || !near(del.RunningSeconds, 0.0057) || !near(del.EtcdSeconds, 0.0248) {
+		t.Errorf("delete = %+v, want 38ms: 7.5 waiting to run, 5.7 running (the writer's only until known), 24.8 for etcd", del)
+	}
 	w := *del.EtcdWaits
-	if w.Count != 3 || !near(w.Seconds, 0.024) || !near(w.BeforeAnswerSeconds, 0.008) || !near(w.ReaderWaitToRunSeconds, 0.006) ||
-		!near(w.ReaderRunningSeconds, 0.007) || !near(w.ReaderBlockedSeconds, 0.003) || w.Other != 1 || !near(w.OtherSeconds, 0.001) {
-		t.Errorf("the delete's waits for etcd = %+v, want 3 of 24ms (8 before the answer, 6 the reader waiting to run, 7 running, 3 blocked) and 1 of 1ms ended otherwise", w)
+	if w.Count != 3 || w.Requests != 1 || !near(w.Seconds, 0.024) || !near(w.HandOverAtMostSeconds, 0.024) || !near(w.HandOverAtLeastSeconds, 0.0096) || w.NoNetworkWait != 1 {
+		t.Errorf("the delete's waits for etcd = %+v, want 3 of 24ms, handed over in at most 24ms and at least 9.6, one without a wait for the network", w)
+	}
+	if !near(w.BeforeWakeSeconds, 0.008) || !near(w.ReaderWaitToRunSeconds, 0.006) || !near(w.ReaderRunningSeconds, 0.007) || !near(w.ReaderBlockedSeconds, 0.003) {
+		t.Errorf("the delete's waits for etcd = %+v, want 8ms before the wake, then the reader 6 waiting to run, 7 running, 3 blocked", w)
+	}
+	if w.Other != 2 || !near(w.OtherSeconds, 0.0028) {
+		t.Errorf("the delete's other waits for etcd = %d of %.4fs, want the timer's 1ms and the unknown reader's 1.8ms", w.Other, w.OtherSeconds)
 	}
 	if r := *s.out.EtcdReaders; r.NetworkWakes != 2 || r.WokenWithoutAnP != 1 {
 		t.Errorf("etcd readers = %+v, want 2 wakes from the network, 1 by a thread without a P", r)
 	}
-	if w := s.out.WaitsToRun["etcd writer"]; w == nil || w.Count != 1 || !near(w.Seconds, 0.0014) {
-		t.Errorf("the writer's waits to run = %+v, want its one of 1.4ms", w)
+	if w := s.out.WaitsToRun["etcd writer"]; w == nil || w.Count != 1 || !near(w.Seconds, 0.0005) {
+		t.Errorf("the writer's waits to run = %+v, want its one of 0.5ms once known", w)
 	}
-	if w := s.out.WaitsToRun["requests"]; w == nil || w.Count != 5 {
-		t.Errorf("the requests' waits to run = %+v, want the request's 5 and not the writer's", w)
+	if w := s.out.WaitsToRun["requests"]; w == nil || w.Count != 7 {
+		t.Errorf("the requests' waits to run = %+v, want the request's 6 and the writer's first, before it was known", w)
 	}
 }

@@ -104,14 +104,14 @@ time, and of it the time when one of the request's goroutines ran; else
 when one was ready but not yet running (for one of the apiserver's
 GOMAXPROCS slots, for the kernel to run a thread woken to take one, or
 stopped by the GC or the trace itself); else when one waited for etcd;
-the same for those of 0.5s or more; each wait for etcd split at the
-moment the reader that ended it was last woken by bytes to read (before:
-the answer had not reached the apiserver, or was not yet noticed; after:
-that reader waiting to run, running or blocked); and every goroutine's
-waits to run by kind (a request's, the etcd connections' readers and
-writers, the rest). The trace is
-saved to a temporary file as it arrives, read after the hold (an
-interrupt that cuts it short leaves it out), then removed.
+the same for those of 0.5s or more; how long each wait for etcd went on
+after the answer reached the apiserver (at most: after the connection's
+reader that ended it last began to wait for bytes; at least: after its
+last read), and what that reader did after it was last woken by bytes
+(waiting to run, running or blocked); and every goroutine's waits to run
+by kind (a request's, the etcd connections' readers and writers, the
+rest). The trace is saved to a temporary file as it arrives, read after
+the hold (an interrupt that cuts it short leaves it out), then removed.
 
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
@@ -417,9 +417,9 @@ func printAPIServerTrace(w io.Writer, t *workload.APIServerTrace) {
 		if e == nil || e.Count == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "    %s's waits for etcd: %d ended by a reader, mean %.1fms: %s before the answer reached the apiserver, then the reader %s waiting to run / %s running / %s blocked",
-			verb, e.Count, 1000*e.Seconds/float64(e.Count), share(e.BeforeAnswerSeconds, e.Seconds),
-			share(e.ReaderWaitToRunSeconds, e.Seconds), share(e.ReaderRunningSeconds, e.Seconds), share(e.ReaderBlockedSeconds, e.Seconds))
+		fmt.Fprintf(w, "    %s's waits for etcd: %d ended by a reader, in %d requests, %.1fms a request; the answer's hand-over in the apiserver at most %s, at least %s; before the reader's wake %s, then the reader %s waiting to run / %s running / %s blocked",
+			verb, e.Count, e.Requests, 1000*e.Seconds/float64(e.Requests), share(e.HandOverAtMostSeconds, e.Seconds), share(e.HandOverAtLeastSeconds, e.Seconds),
+			share(e.BeforeWakeSeconds, e.Seconds), share(e.ReaderWaitToRunSeconds, e.Seconds), share(e.ReaderRunningSeconds, e.Seconds), share(e.ReaderBlockedSeconds, e.Seconds))
 		if e.Other > 0 {
 			fmt.Fprintf(w, "; %d ended otherwise", e.Other)
 		}
