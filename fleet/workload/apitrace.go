@@ -192,7 +192,8 @@ type traceMarks struct {
 	// etcd is in the stack of a goroutine waiting for etcd, reader in
 	// the start of an etcd connection's reader, writer in the stack of
 	// its writer, read in the stack of a reader's system call that reads
-	// its connection.
+	// its connection (gRPC reads through the poller's raw connection, not
+	// (*FD).Read).
 	etcd, reader, writer, read string
 }
 
@@ -218,7 +219,7 @@ var apiserverMarks = traceMarks{
 	etcd:   "go.etcd.io/etcd/client/v3",
 	reader: "grpc/internal/transport.(*http2Client).reader",
 	writer: "grpc/internal/transport.(*loopyWriter).run",
-	read:   "internal/poll.(*FD).Read",
+	read:   "syscall.read",
 }
 
 // tracing is a trace of the apiserver being taken.

@@ -22,7 +22,7 @@ var testTraceMarks = traceMarks{
 	etcd:    "workload.fakeEtcd",
 	reader:  "workload.fakeReader",
 	writer:  "workload.fakeWriter",
-	read:    "internal/poll.(*FD).Read",
+	read:    "syscall.read",
 }
 
 //go:noinline
@@ -305,7 +305,7 @@ func TestTraceEtcdWaits(t *testing.T) {
 		R, W, B, S, NE = xtrace.GoRunnable, xtrace.GoWaiting, xtrace.GoRunning, xtrace.GoSyscall, xtrace.GoNotExist
 	)
 	etcd := []string{"runtime.chanrecv1", "workload.fakeEtcd", "workload.fakeDelete", "workload.fakeRequest"}
-	read := []string{"internal/poll.(*FD).Read", "workload.fakeReader"}
+	read := []string{"syscall.read", "internal/poll.(*FD).Read", "workload.fakeReader"}
 	writer := []string{"workload.fakeWriter", "workload.fakeRequest.func3"}
 	for _, c := range []why{
 		{change: change{0, 1, 10, NE, R, []string{"workload.fakeReader"}}},
