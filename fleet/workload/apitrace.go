@@ -47,8 +47,9 @@ type APIServerTrace struct {
 
 // TracedReaders are the readers of the apiserver's gRPC connections
 // in a trace (one per connection; the apiserver's are to etcd): how
-// many were known (a reader is known by its stack once it has stopped
-// in the trace), and how often one was woken because its connection had
+// many were known (a reader is known by the stack it starts with or is
+// first stated with, else once it stops: one running as the trace began
+// is known late), and how often one was woken because its connection had
 // bytes to read: by a thread that held a P (the usual way: a P that runs
 // out of work polls the network, and a thread blocked in the poller
 // while a P is idle wakes as the bytes arrive), or by one that held none
@@ -99,30 +100,36 @@ type TracedRequests struct {
 // (from a goroutine blocking in etcd's client to its being readied,
 // whether or not another of its request's goroutines ran meanwhile),
 // split by the connection's reader that ended the wait, handing an
-// answer over. Count and Seconds are the waits a reader ended, Requests
-// the requests that had any. The answer's bytes reached the apiserver
-// within each wait's last stretch:
-//   - HandOverAtMostSeconds is the time after the reader last began to
-//     wait for its connection to have bytes (when it had read all it
-//     had, and not this answer), or the whole wait if it did not wait
-//     for the network in it: the most the answer spent in the apiserver;
-//   - HandOverAtLeastSeconds the time after the reader's last read from
-//     its connection (by then it held the answer): the least.
+// answer over. Count and Seconds are the waits on a channel (as for an
+// answer) that a reader ended, Requests the requests that had any. The
+// answer's last bytes reached the apiserver after the later of the
+// wait's start and the moment the reader last began to wait for its
+// connection to have bytes (it had then read everything, and not all of
+// the answer), and before the reader's last read ended (it then held
+// the answer), so the time the wait went on after they arrived is
+// bounded:
+//   - HandOverAtMostSeconds is the time after the first of those (the
+//     whole wait if the reader was parked across its start);
+//   - HandOverAtLeastSeconds the time after the second (the whole wait
+//     if the reader held the answer before it began), or 0 where a read
+//     the trace did not show came between (ReadMissed counts those).
 //
 // BeforeWakeSeconds is the time until that reader was last woken
 // because its connection had bytes to read (0 if it was not, in the
 // wait: NoNetworkWait counts those waits), and the rest is what the
-// reader did after: waiting to run, running (reading this and other
-// calls' and watches' frames) or blocked on anything but the network.
-// Those four add up to Seconds. Other and OtherSeconds are the waits
-// something else ended (a timer, a cancelled context, a lock), or a
-// reader not yet known when the wait began.
+// reader did after (from the wait's start if it was not woken in it):
+// waiting to run, running (reading this and other calls' and watches'
+// frames) or blocked on anything but the network. Those four add up to
+// Seconds. Other and OtherSeconds are the waits something else ended
+// (a timer, a cancelled context), a wait on a lock a reader released,
+// or one a reader not yet known when the wait began ended.
 type TracedEtcdWaits struct {
 	Count                  int     `json:"count"`
 	Requests               int     `json:"requests"`
 	Seconds                float64 `json:"seconds"`
 	HandOverAtMostSeconds  float64 `json:"handOverAtMostSeconds"`
 	HandOverAtLeastSeconds float64 `json:"handOverAtLeastSeconds"`
+	ReadMissed             int     `json:"readMissed"`
 	NoNetworkWait          int     `json:"noNetworkWait"`
 	BeforeWakeSeconds      float64 `json:"beforeWakeSeconds"`
 	ReaderWaitToRunSeconds float64 `json:"readerWaitToRunSeconds"`
@@ -138,6 +145,7 @@ func (w *TracedEtcdWaits) add(o TracedEtcdWaits) {
 	w.Seconds += o.Seconds
 	w.HandOverAtMostSeconds += o.HandOverAtMostSeconds
 	w.HandOverAtLeastSeconds += o.HandOverAtLeastSeconds
+	w.ReadMissed += o.ReadMissed
 	w.NoNetworkWait += o.NoNetworkWait
 	w.BeforeWakeSeconds += o.BeforeWakeSeconds
 	w.ReaderWaitToRunSeconds += o.ReaderWaitToRunSeconds
@@ -324,11 +332,13 @@ func readAPIServerTrace(ctx context.Context, path string, d time.Duration) (*API
 type tracedGoroutine struct {
 	state    trace.GoState
 	since    trace.Time
-	etcdWait bool          // waiting, blocked in etcd's client
-	reader   *tracedReader // when it is an etcd connection's reader
-	writer   bool
-	req      *tracedRequest // the request it serves, if any
-	root     bool           // it received req
+	etcdWait bool // waiting, blocked in etcd's client
+	// Its wait for etcd is on a channel, as for an answer, not a lock.
+	answerWait bool
+	reader     *tracedReader // when it is an etcd connection's reader
+	writer     bool
+	req        *tracedRequest // the request it serves, if any
+	root       bool           // it received req
 	// While it waits for etcd for a request: the readers' clocks when
 	// the wait began.
 	readersAt []readerClock
@@ -613,6 +623,7 @@ func (s *traceSummary) transition(c goChange) {
 	}
 	if from == trace.GoRunning {
 		g.etcdWait = to == trace.GoWaiting && m.etcd
+		g.answerWait = g.etcdWait && (c.reason == "chan receive" || c.reason == "select")
 		if g.etcdWait && req != nil {
 			g.readersAt = s.readerClocks(now)
 		}
@@ -672,21 +683,26 @@ func (s *traceSummary) readerClocks(now trace.Time) []readerClock {
 
 // etcdAnswered counts goroutine g's wait for etcd for req, which c
 // ends: split by what the reader that ended it did, if a reader known
-// since before the wait did.
+// since before the wait ended a wait on a channel.
 func (s *traceSummary) etcdAnswered(g *tracedGoroutine, req *tracedRequest, c goChange) {
 	d := time.Duration(c.now - g.since)
 	by := s.gs[c.by]
-	if by == nil || by.reader == nil || by.reader.index >= len(g.readersAt) {
+	if by == nil || by.reader == nil || by.reader.index >= len(g.readersAt) || !g.answerWait {
 		req.etcdWaits.Other++
 		req.etcdWaits.OtherSeconds += d.Seconds()
 		return
 	}
 	r := by.reader
-	atMost := time.Duration(c.now - max(g.since, r.netWait))
 	w := TracedEtcdWaits{
 		Count: 1, Seconds: d.Seconds(),
-		HandOverAtMostSeconds:  atMost.Seconds(),
-		HandOverAtLeastSeconds: min(atMost, time.Duration(c.now-max(g.since, r.readEnd))).Seconds(),
+		HandOverAtMostSeconds: time.Duration(c.now - max(g.since, r.netWait)).Seconds(),
+	}
+	if r.readEnd < r.woken || r.readEnd < r.netWait {
+		// A reader parks after a read finds nothing, and reads after it
+		// is woken: a read was not seen, so the least is not known.
+		w.ReadMissed = 1
+	} else {
+		w.HandOverAtLeastSeconds = time.Duration(c.now - max(g.since, r.readEnd)).Seconds()
 	}
 	from := g.readersAt[r.index]
 	if r.woken > g.since {

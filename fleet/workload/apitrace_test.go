@@ -202,6 +202,9 @@ func TestTraceSummaryEvents(t *testing.T) {
 	}
 }
 
+// fakeReaderNet hands an answer over for each byte 1 it reads, and
+// reads any other byte without.
+//
 //go:noinline
 func fakeReaderNet(conn net.Conn, answers chan<- struct{}) {
 	b := make([]byte, 1)
@@ -210,7 +213,9 @@ func fakeReaderNet(conn net.Conn, answers chan<- struct{}) {
 			close(answers)
 			return
 		}
-		answers <- struct{}{}
+		if b[0] == 1 {
+			answers <- struct{}{}
+		}
 	}
 }
 
@@ -224,8 +229,9 @@ func fakeEtcdAnswer(answers <-chan struct{}) { <-answers }
 
 // TestSummariseTraceAnswers traces a request whose wait for etcd a
 // reader ends on a byte read from a loopback connection, written 100ms
-// after the request began: the wait is split by the reader's wake from
-// waiting for the network.
+// after the request began, after another byte at 30ms that it reads
+// without handing anything over: the wait is bounded by the reader's
+// last park and last read, and split at its last wake.
 func TestSummariseTraceAnswers(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -252,9 +258,14 @@ func TestSummariseTraceAnswers(t *testing.T) {
 	now, done := make(chan struct{}), make(chan struct{}, 1)
 	close(now)
 	go fakeRequest(now, fakeDeleteAnswered(answers), done)
-	time.Sleep(100 * time.Millisecond)
-	if _, err := server.Write([]byte{1}); err != nil {
-		t.Fatal(err)
+	for _, w := range []struct {
+		after time.Duration
+		b     byte
+	}{{30 * time.Millisecond, 0}, {70 * time.Millisecond, 1}} {
+		time.Sleep(w.after)
+		if _, err := server.Write([]byte{w.b}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	<-done
 	trace.Stop()
@@ -271,11 +282,12 @@ func TestSummariseTraceAnswers(t *testing.T) {
 	if w.Count != 1 || w.Other != 0 || w.BeforeWakeSeconds < 0.05 || w.BeforeWakeSeconds > w.Seconds {
 		t.Errorf("the delete's waits for etcd = %+v, want one ended by the reader, 50ms or more of it before the reader's wake", w)
 	}
-	// The reader read the byte after it was written, 100ms after the
-	// request began.
-	if w.HandOverAtLeastSeconds > w.Seconds-0.05 || w.HandOverAtLeastSeconds > w.HandOverAtMostSeconds || w.HandOverAtMostSeconds > w.Seconds {
-		t.Errorf("the wait of %.4fs was handed over in at least %.4fs and at most %.4fs: want at least under its last 50ms, at most between it and the whole",
-			w.Seconds, w.HandOverAtLeastSeconds, w.HandOverAtMostSeconds)
+	// The reader read the answer's byte after it was written, 100ms after
+	// the request began, and parked again after reading the other, at
+	// 30ms.
+	if w.HandOverAtLeastSeconds > w.Seconds-0.05 || w.HandOverAtMostSeconds > w.Seconds-0.02 || w.HandOverAtLeastSeconds > w.HandOverAtMostSeconds || w.ReadMissed != 0 {
+		t.Errorf("the wait of %.4fs was handed over in at least %.4fs and at most %.4fs (%d reads missed): want at least under its last 50ms, at most after the reader parked again",
+			w.Seconds, w.HandOverAtLeastSeconds, w.HandOverAtMostSeconds, w.ReadMissed)
 	}
 	if parts := w.BeforeWakeSeconds + w.ReaderWaitToRunSeconds + w.ReaderRunningSeconds + w.ReaderBlockedSeconds; math.Abs(parts-w.Seconds) > 1e-9 {
 		t.Errorf("the wait's parts add to %.6fs, want its %.6fs", parts, w.Seconds)
@@ -294,40 +306,46 @@ type why struct {
 }
 
 // TestTraceEtcdWaits reads made-up events: a request's goroutine waits
-// for etcd five times. The reader that ends three of them waits for the
-// network, to run, reads, runs and blocks on something else in them; a
-// timer ends the fourth, a reader first known after it began the
-// fifth. A writer the request starts is known as one only when it stops
-// in its loop, and from then on is not the request's.
+// for etcd seven times. The reader that ends four of them waits for the
+// network (once parking inside a wait), to run, reads, makes another
+// system call, runs and blocks on something else in them, and once
+// hands an answer over with no read seen; a timer ends one, a reader
+// first known after it began another, and the last is a wait on a lock.
+// A writer the request starts is known as one only when it stops in
+// its loop, and from then on is not the request's.
 func TestTraceEtcdWaits(t *testing.T) {
 	s := newTraceSummary(testTraceMarks)
 	const (
 		R, W, B, S, NE = xtrace.GoRunnable, xtrace.GoWaiting, xtrace.GoRunning, xtrace.GoSyscall, xtrace.GoNotExist
 	)
 	etcd := []string{"runtime.chanrecv1", "workload.fakeEtcd", "workload.fakeDelete", "workload.fakeRequest"}
-	read := []string{"syscall.read", "internal/poll.(*FD).Read", "workload.fakeReader"}
+	read := []string{"syscall.read", "internal/poll.(*FD).RawRead", "workload.fakeReader"}
+	park := []string{"runtime.netpollblock", "internal/poll.(*FD).RawRead", "workload.fakeReader"}
 	writer := []string{"workload.fakeWriter", "workload.fakeRequest.func3"}
+	const answer, network = "chan receive", "network"
 	for _, c := range []why{
 		{change: change{0, 1, 10, NE, R, []string{"workload.fakeReader"}}},
 		{change: change{0.5, 1, 10, R, B, nil}},
-		{change: change{1, 10, 10, B, W, read}, reason: "network"},
+		{change: change{1, 10, 10, B, W, park}, reason: network},
 		{change: change{2, 1, 2, NE, R, []string{"workload.fakeRequest"}}},
 		{change: change{2.5, 1, 2, R, B, nil}},
 		{change: change{2.6, 2, 11, NE, R, []string{"workload.fakeRequest.func3"}}}, // the writer, not yet known
-		{change: change{3, 2, 2, B, W, etcd}},
+		{change: change{3, 2, 2, B, W, etcd}, reason: answer},
 		{change: change{4, 1, 11, R, B, nil}},
-		{change: change{5, 11, 11, B, W, writer}, reason: "chan receive"},
+		{change: change{5, 11, 11, B, W, writer}, reason: answer},
 		{change: change{6, 1, 11, W, R, nil}},
 		{change: change{6.5, 1, 11, R, B, nil}},
-		{change: change{7, 11, 11, B, W, writer}, reason: "chan receive"},
+		{change: change{7, 11, 11, B, W, writer}, reason: answer},
 		{change: change{10, xtrace.NoGoroutine, 10, W, R, nil}, noP: true}, // bytes to read
 		{change: change{14, 1, 10, R, B, nil}},
 		{change: change{14.5, 10, 10, B, S, read}},
 		{change: change{15, 10, 10, S, B, nil}},
-		{change: change{16, 10, 2, W, R, nil}}, // handed over: at most 13ms, at least 1; 7 before the wake, 4 waiting to run, 2 running
-		{change: change{17, 10, 10, B, W, read}, reason: "network"},
+		{change: change{16, 10, 2, W, R, nil}}, // 13ms: at most 13, at least 1; 7 before the wake, 4 waiting to run, 2 running
 		{change: change{18, 1, 2, R, B, nil}},
-		{change: change{19, 2, 2, B, W, etcd}},
+		{change: change{19, 2, 2, B, W, etcd}, reason: answer},
+		{change: change{19.2, 10, 10, B, S, read}}, // finds nothing
+		{change: change{19.4, 10, 10, S, B, nil}},
+		{change: change{19.5, 10, 10, B, W, park}, reason: network},
 		{change: change{20, xtrace.NoGoroutine, 10, W, R, nil}},
 		{change: change{21, 1, 10, R, B, nil}},
 		{change: change{21.2, 10, 10, B, S, read}},
@@ -335,20 +353,31 @@ func TestTraceEtcdWaits(t *testing.T) {
 		{change: change{22, 10, 10, B, W, []string{"workload.fakeReader"}}, reason: "chan send"},
 		{change: change{25, 99, 10, W, R, nil}},
 		{change: change{26, 1, 10, R, B, nil}},
-		{change: change{27, 10, 2, W, R, nil}}, // at most 8ms, at least 5.6; 1 before the wake, 2 waiting to run, 2 running, 3 blocked
+		{change: change{26.2, 10, 10, B, S, []string{"syscall.Syscall6", "workload.fakeReader"}}}, // not a read
+		{change: change{26.4, 10, 10, S, B, nil}},
+		{change: change{27, 10, 2, W, R, nil}}, // 8ms: at most 7.5, at least 5.6; 1 before the wake, 2 waiting to run, 2 running, 3 blocked
 		{change: change{28, 1, 2, R, B, nil}},
-		{change: change{29, 2, 2, B, W, etcd}},
+		{change: change{29, 2, 2, B, W, etcd}, reason: answer},
 		{change: change{30, xtrace.NoGoroutine, 2, W, R, nil}}, // a timer
 		{change: change{31, 1, 2, R, B, nil}},
-		{change: change{32, 2, 2, B, W, etcd}},
+		{change: change{32, 2, 2, B, W, etcd}, reason: answer},
 		{change: change{35, 10, 2, W, R, nil}}, // the reader ran throughout: 3ms, at most and at least
 		{change: change{36, 1, 2, R, B, nil}},
-		{change: change{36.2, 2, 2, B, W, etcd}},
+		{change: change{36.2, 2, 2, B, W, etcd}, reason: answer},
 		{change: change{36.5, 1, 12, NE, R, []string{"workload.fakeReader"}}},
 		{change: change{37, 1, 12, R, B, nil}},
 		{change: change{38, 12, 2, W, R, nil}}, // a reader not known when the wait began
 		{change: change{39, 1, 2, R, B, nil}},
-		{change: change{40, 2, 2, B, NE, nil}},
+		{change: change{39.2, 2, 2, B, W, etcd}, reason: answer},
+		{change: change{39.5, 10, 10, B, W, park}, reason: network}, // with no read seen before
+		{change: change{40, xtrace.NoGoroutine, 10, W, R, nil}},
+		{change: change{40.5, 1, 10, R, B, nil}},
+		{change: change{41, 10, 2, W, R, nil}}, // 1.8ms: at most 1.5, the least unknown; 0.8 before the wake, 0.5 waiting to run, 0.5 running
+		{change: change{42, 1, 2, R, B, nil}},
+		{change: change{42.5, 2, 2, B, W, etcd}, reason: "sync"},
+		{change: change{43, 10, 2, W, R, nil}}, // a lock the reader released
+		{change: change{44, 1, 2, R, B, nil}},
+		{change: change{45, 2, 2, B, NE, nil}},
 	} {
 		stack := xtrace.NoStack
 		if len(c.frames) > 0 {
@@ -365,26 +394,29 @@ func TestTraceEtcdWaits(t *testing.T) {
 	if del == nil || del.EtcdWaits == nil {
 		t.Fatalf("requests = %+v, want a delete that waited for etcd", s.out.Requests)
 	}
-	if !near(del.Seconds, 0.038) || !near(del.WaitToRunSeconds, 0.0075) || !near(del.RunningSeconds, 0.0057) || !near(del.EtcdSeconds, 0.0248) {
-		t.Errorf("delete = %+v, want 38ms: 7.5 waiting to run, 5.7 running (the writer's only until known), 24.8 for etcd", del)
+	if !near(del.Seconds, 0.043) || !near(del.WaitToRunSeconds, 0.0095) || !near(del.RunningSeconds, 0.0064) || !near(del.EtcdSeconds, 0.0271) {
+		t.Errorf("delete = %+v, want 43ms: 9.5 waiting to run, 6.4 running (the writer's only until known), 27.1 for etcd", del)
 	}
 	w := *del.EtcdWaits
-	if w.Count != 3 || w.Requests != 1 || !near(w.Seconds, 0.024) || !near(w.HandOverAtMostSeconds, 0.024) || !near(w.HandOverAtLeastSeconds, 0.0096) || w.NoNetworkWait != 1 {
-		t.Errorf("the delete's waits for etcd = %+v, want 3 of 24ms, handed over in at most 24ms and at least 9.6, one without a wait for the network", w)
+	if w.Count != 4 || w.Requests != 1 || !near(w.Seconds, 0.0258) || w.NoNetworkWait != 1 || w.ReadMissed != 1 {
+		t.Errorf("the delete's waits for etcd = %+v, want 4 of 25.8ms, one without a wait for the network, one with a read missed", w)
 	}
-	if !near(w.BeforeWakeSeconds, 0.008) || !near(w.ReaderWaitToRunSeconds, 0.006) || !near(w.ReaderRunningSeconds, 0.007) || !near(w.ReaderBlockedSeconds, 0.003) {
-		t.Errorf("the delete's waits for etcd = %+v, want 8ms before the wake, then the reader 6 waiting to run, 7 running, 3 blocked", w)
+	if !near(w.HandOverAtMostSeconds, 0.025) || !near(w.HandOverAtLeastSeconds, 0.0096) {
+		t.Errorf("the delete's waits for etcd = %+v, want handed over in at most 25ms (13+7.5+3+1.5) and at least 9.6 (1+5.6+3)", w)
 	}
-	if w.Other != 2 || !near(w.OtherSeconds, 0.0028) {
-		t.Errorf("the delete's other waits for etcd = %d of %.4fs, want the timer's 1ms and the unknown reader's 1.8ms", w.Other, w.OtherSeconds)
+	if !near(w.BeforeWakeSeconds, 0.0088) || !near(w.ReaderWaitToRunSeconds, 0.0065) || !near(w.ReaderRunningSeconds, 0.0075) || !near(w.ReaderBlockedSeconds, 0.003) {
+		t.Errorf("the delete's waits for etcd = %+v, want 8.8ms before the wake, then the reader 6.5 waiting to run, 7.5 running, 3 blocked", w)
 	}
-	if r := *s.out.EtcdReaders; r.NetworkWakes != 2 || r.WokenWithoutAnP != 1 {
-		t.Errorf("etcd readers = %+v, want 2 wakes from the network, 1 by a thread without a P", r)
+	if w.Other != 3 || !near(w.OtherSeconds, 0.0033) {
+		t.Errorf("the delete's other waits for etcd = %d of %.4fs, want the timer's 1ms, the unknown reader's 1.8ms and the lock's 0.5ms", w.Other, w.OtherSeconds)
+	}
+	if r := *s.out.EtcdReaders; r.NetworkWakes != 3 || r.WokenWithoutAnP != 1 {
+		t.Errorf("etcd readers = %+v, want 3 wakes from the network, 1 by a thread without a P", r)
 	}
 	if w := s.out.WaitsToRun["etcd writer"]; w == nil || w.Count != 1 || !near(w.Seconds, 0.0005) {
 		t.Errorf("the writer's waits to run = %+v, want its one of 0.5ms once known", w)
 	}
-	if w := s.out.WaitsToRun["requests"]; w == nil || w.Count != 7 {
-		t.Errorf("the requests' waits to run = %+v, want the request's 6 and the writer's first, before it was known", w)
+	if w := s.out.WaitsToRun["requests"]; w == nil || w.Count != 9 {
+		t.Errorf("the requests' waits to run = %+v, want the request's 8 and the writer's first, before it was known", w)
 	}
 }

@@ -129,4 +129,16 @@ func TestAuditLog(t *testing.T) {
 	if d := tr.Requests["delete"]; d.Count < 2 || d.RunningSeconds <= 0 || d.EtcdSeconds <= 0 {
 		t.Errorf("the traced DELETEs %+v; want at least 2, running and waiting for etcd", d)
 	}
+	// Their waits for etcd were ended by the connections' readers, whose
+	// reads were seen (gRPC reads through the poller's raw connection),
+	// so the hand-over is bounded: at least no more than at most, at most
+	// no more than the wait.
+	w := tr.Requests["delete"].EtcdWaits
+	if w == nil || w.Count < 2 || w.Requests < 2 || w.ReadMissed*10 > w.Count ||
+		w.HandOverAtLeastSeconds > w.HandOverAtMostSeconds || w.HandOverAtMostSeconds > w.Seconds+1e-9 {
+		t.Errorf("the traced DELETEs' waits for etcd %+v; want at least 2 ended by readers, in 2 requests, reads seen, at least ≤ at most ≤ the wait", w)
+	}
+	if r := tr.EtcdReaders; r == nil || r.Readers < 1 || r.NetworkWakes < 1 || tr.WaitsToRun["etcd writer"] == nil {
+		t.Errorf("the trace's etcd readers %+v and writers' waits %+v; want readers woken by bytes, and writers", r, tr.WaitsToRun["etcd writer"])
+	}
 }

@@ -106,8 +106,9 @@ GOMAXPROCS slots, for the kernel to run a thread woken to take one, or
 stopped by the GC or the trace itself); else when one waited for etcd;
 the same for those of 0.5s or more; how long each wait for etcd went on
 after the answer reached the apiserver (at most: after the connection's
-reader that ended it last began to wait for bytes; at least: after its
-last read), and what that reader did after it was last woken by bytes
+reader that ended it last began to wait for bytes, or the wait's start;
+at least: after its last read, or the wait's start), and what that
+reader did after it was last woken by bytes, or the wait's start
 (waiting to run, running or blocked); and every goroutine's waits to run
 by kind (a request's, the etcd connections' readers and writers, the
 rest). The trace is saved to a temporary file as it arrives, read after
@@ -420,8 +421,11 @@ func printAPIServerTrace(w io.Writer, t *workload.APIServerTrace) {
 		fmt.Fprintf(w, "    %s's waits for etcd: %d ended by a reader, in %d requests, %.1fms a request; the answer's hand-over in the apiserver at most %s, at least %s; before the reader's wake %s, then the reader %s waiting to run / %s running / %s blocked",
 			verb, e.Count, e.Requests, 1000*e.Seconds/float64(e.Requests), share(e.HandOverAtMostSeconds, e.Seconds), share(e.HandOverAtLeastSeconds, e.Seconds),
 			share(e.BeforeWakeSeconds, e.Seconds), share(e.ReaderWaitToRunSeconds, e.Seconds), share(e.ReaderRunningSeconds, e.Seconds), share(e.ReaderBlockedSeconds, e.Seconds))
+		if e.NoNetworkWait > 0 {
+			fmt.Fprintf(w, "; in %d the reader was not woken by bytes", e.NoNetworkWait)
+		}
 		if e.Other > 0 {
-			fmt.Fprintf(w, "; %d ended otherwise", e.Other)
+			fmt.Fprintf(w, "; %d not split (ended otherwise, or on a lock)", e.Other)
 		}
 		fmt.Fprintln(w)
 	}
