@@ -55,6 +55,10 @@ trap '[ -z "$trainer" ] || kill "$trainer" 2>/dev/null; rm -f "$log"; "$bin" --n
 train_then() {
 	local train_hold=$1 clear=$2
 	shift 2
+	# Emptied here, not only by the background train's redirection: that
+	# may not have happened yet when the wait below first reads the log,
+	# which would then find the previous run's line.
+	: >"$log"
 	"$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m --hold "${train_hold}s" --restart "$restart" --restart-delay "$restart_delay" --trace-apiserver "$trace" >"$log" 2>&1 &
 	trainer=$!
 	until grep -q "watching the running jobs" "$log"; do
