@@ -91,8 +91,9 @@ type TracedRequests struct {
 	SlowWaitToRun    float64 `json:"slowWaitToRunSeconds"`
 	SlowRunning      float64 `json:"slowRunningSeconds"`
 	SlowEtcd         float64 `json:"slowEtcdSeconds"`
-	// EtcdWaits split the requests' goroutines' waits for etcd by what
-	// the connection's reader that ended each did meanwhile.
+	// EtcdWaits bound how long the requests' goroutines' waits for etcd
+	// went on after each answer arrived, and split them by what the
+	// connection's reader that ended each did.
 	EtcdWaits *TracedEtcdWaits `json:"etcdWaits,omitempty"`
 }
 
