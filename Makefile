@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver experiment-f-restart-scheduler-cpu experiment-f-restart-writes experiment-f-restart-audit experiment-f-restart-gc-workers experiment-f-restart-request-times experiment-f-restart-trace experiment-f-restart-sched-etcd experiment-f-restart-procs
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver experiment-f-restart-scheduler-cpu experiment-f-restart-writes experiment-f-restart-audit experiment-f-restart-gc-workers experiment-f-restart-request-times experiment-f-restart-trace experiment-f-restart-sched-etcd experiment-f-restart-procs experiment-f-restart-etcd-trace
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -235,3 +235,10 @@ experiment-f-restart-sched-etcd:
 # connections' readers among them, wait for a P rather than for a core?
 experiment-f-restart-procs:
 	RESTART=job DOWN=0 TRACE=30s PROFILES="scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml scenarios/profiles/lever-cm-qps-audit-gc100-procs8-gang.yaml" hack/experiment-f-breaks.sh
+
+# Experiment F, twenty-third part (docs/experiment-design.md): the
+# twenty-first part's two profiles with etcd traced over the whole hold
+# too: is the apiserver's added wait outside etcd's handler spent in
+# etcd's own gRPC server?
+experiment-f-restart-etcd-trace:
+	RESTART=job DOWN=0 TRACE=30s ETCD_TRACE=180s PROFILES="scenarios/profiles/lever-cm-burst-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml" hack/experiment-f-breaks.sh

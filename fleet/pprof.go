@@ -80,3 +80,32 @@ func fetchProfile(ctx context.Context, c servingComponent, d time.Duration) ([]b
 	}
 	return body, nil
 }
+
+// EtcdTrace asks fleet name's etcd for a Go execution trace of d (its
+// /debug/pprof/trace, served with --enable-pprof, as GhostFleet starts
+// it) and returns the trace as it streams; the caller closes it.
+func EtcdTrace(ctx context.Context, name string, d time.Duration) (io.ReadCloser, error) {
+	base, err := etcdEndpoint(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	url := fmt.Sprintf("%s/debug/pprof/trace?seconds=%d", base, int(d.Seconds()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		return nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return resp.Body, nil
+	case http.StatusNotFound:
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: 404: etcd serves no trace (it runs without --enable-pprof: a fleet made before GhostFleet set it: `ghostfleet clean`, then `ghostfleet up`)", url)
+	default:
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+}

@@ -17,7 +17,8 @@
 # RESTART_DELAY (e.g. 10s) has it wait that long between the old Job gone
 # and the new one (train --restart-delay).
 # TRACE (e.g. 30s) has every train take a Go execution trace of the
-# apiserver over the hold's first TRACE (train --trace-apiserver).
+# apiserver over the hold's first TRACE (train --trace-apiserver), and
+# ETCD_TRACE one of etcd (train --trace-etcd).
 # Each train and fault writes its own results/ folder, and each train a
 # snapshot of its window (results/snapshot-<time>/, report.html).
 #
@@ -42,6 +43,7 @@ read -r -a fault <<<"${FAULT:-gpu-xid --xid 79}"
 restart=${RESTART:-worker}
 restart_delay=${RESTART_DELAY:-0s}
 trace=${TRACE:-0s}
+etcd_trace=${ETCD_TRACE:-0s}
 . hack/lib.sh
 gf_build
 name=gf-exp-f
@@ -59,7 +61,7 @@ train_then() {
 	# may not have happened yet when the wait below first reads the log,
 	# which would then find the previous run's line.
 	: >"$log"
-	"$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m --hold "${train_hold}s" --restart "$restart" --restart-delay "$restart_delay" --trace-apiserver "$trace" >"$log" 2>&1 &
+	"$bin" --name "$name" train --jobs "$jobs" --pods-per-job 8 --gpus-per-pod 8 --stall 0 --timeout 10m --hold "${train_hold}s" --restart "$restart" --restart-delay "$restart_delay" --trace-apiserver "$trace" --trace-etcd "$etcd_trace" >"$log" 2>&1 &
 	trainer=$!
 	until grep -q "watching the running jobs" "$log"; do
 		if ! kill -0 "$trainer" 2>/dev/null; then

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -131,6 +132,10 @@ func meterSources(ctx context.Context, env Env) workload.MeterSources {
 	if !env.Target.Attached() {
 		s.Cluster = env.Target.Name
 		s.AuditLog = fleet.AuditLogPath(env.Target.Name)
+		name := env.Target.Name
+		s.EtcdTrace = func(ctx context.Context, d time.Duration) (io.ReadCloser, error) {
+			return fleet.EtcdTrace(ctx, name, d)
+		}
 	}
 	endpoints, err := fleet.MetricsEndpoints(ctx, env.Target)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/exp/trace"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 )
@@ -181,9 +180,9 @@ func (w *TracedWaits) add(d time.Duration) {
 	}
 }
 
-// maxAPIServerTrace bounds a trace: a busy apiserver's is about half a
+// maxTrace bounds a trace: a busy apiserver's is about half a
 // megabyte a second, all kept on disk until the hold ends.
-const maxAPIServerTrace = 10 * time.Minute
+const maxTrace = 10 * time.Minute
 
 // slowRequest is the audit log's threshold for annotating a request's
 // layers (AuditedTimes), so that the two sources' slow requests compare.
@@ -231,23 +230,39 @@ var apiserverMarks = traceMarks{
 	read:   "syscall.read",
 }
 
-// tracing is a trace of the apiserver being taken.
+// tracing is a Go execution trace of a component being taken.
 type tracing struct {
+	what string // whose: "apiserver", "etcd"
 	d    time.Duration
 	done chan struct{}
 	path string
 	err  error
 }
 
-// startAPIServerTrace starts taking a trace of d (none when d is 0).
-func startAPIServerTrace(ctx context.Context, admin kubernetes.Interface, d time.Duration) *tracing {
+// traceOpener asks a component for an execution trace of d.
+type traceOpener func(ctx context.Context, d time.Duration) (io.ReadCloser, error)
+
+// apiserverTrace opens the apiserver's /debug/pprof/trace, which it
+// serves as a long-running request, with no timeout of its own.
+func apiserverTrace(admin kubernetes.Interface) traceOpener {
+	return func(ctx context.Context, d time.Duration) (io.ReadCloser, error) {
+		body, err := admin.Discovery().RESTClient().Get().AbsPath("/debug/pprof/trace").Param("seconds", fmt.Sprint(int(d.Seconds()))).Stream(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("GET /debug/pprof/trace: %w", err)
+		}
+		return body, nil
+	}
+}
+
+// startTrace starts taking what's trace of d (none when d is 0).
+func startTrace(ctx context.Context, what string, open traceOpener, d time.Duration) *tracing {
 	if d == 0 {
 		return nil
 	}
-	t := &tracing{d: d, done: make(chan struct{})}
+	t := &tracing{what: what, d: d, done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
-		t.path, t.err = captureAPIServerTrace(ctx, admin.Discovery().RESTClient(), d)
+		t.path, t.err = captureTrace(ctx, what, open, d)
 	}()
 	return t
 }
@@ -256,44 +271,42 @@ func startAPIServerTrace(ctx context.Context, admin kubernetes.Interface, d time
 // the run is interrupted, as the phases' meters are.
 const readTraceTimeout = 2 * time.Minute
 
-// result waits for the trace, then reads it; nil, with a warning, if
-// it could not be taken or read. A trace whose capture an interrupt cut
-// short is not read.
-func (t *tracing) result(ctx context.Context, report progress.Func) *APIServerTrace {
+// traceResult waits for trace t, then reads it with read; nil, with a
+// warning, if it could not be taken or read. A trace whose capture an
+// interrupt cut short is not read.
+func traceResult[T any](ctx context.Context, t *tracing, report progress.Func, read func(context.Context, string, time.Duration) (*T, error)) *T {
 	if t == nil {
 		return nil
 	}
 	<-t.done
-	var out *APIServerTrace
+	var out *T
 	err := t.err
 	if err == nil {
-		done := progress.Step(report, "apiserver trace", fmt.Sprintf("reading the apiserver's trace of the hold's first %s", t.d), 0)
+		done := progress.Step(report, t.what+" trace", fmt.Sprintf("reading the %s's trace of the hold's first %s", t.what, t.d), 0)
 		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTraceTimeout)
-		out, err = readAPIServerTrace(readCtx, t.path, t.d)
+		out, err = read(readCtx, t.path, t.d)
 		cancel()
 		done()
 	}
 	if err != nil {
-		report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the apiserver's trace is not recorded: %v", err)})
+		report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the %s's trace is not recorded: %v", t.what, err)})
 	}
 	return out
 }
 
-// captureAPIServerTrace asks the apiserver for an execution trace of d
-// and writes it to a temporary file, returned for readAPIServerTrace
-// (which removes it). It is read only after the window, so that reading
-// it costs the run's CPU nothing while it is measured.
-func captureAPIServerTrace(ctx context.Context, c rest.Interface, d time.Duration) (string, error) {
-	// The apiserver serves /debug/pprof/ as a long-running request,
-	// with no timeout of its own.
+// captureTrace asks for an execution trace of d and writes it to a
+// temporary file, returned for the trace's reader (which removes it). It
+// is read only after the window, so that reading it costs the run's CPU
+// nothing while it is measured.
+func captureTrace(ctx context.Context, what string, open traceOpener, d time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, d+time.Minute)
 	defer cancel()
-	body, err := c.Get().AbsPath("/debug/pprof/trace").Param("seconds", fmt.Sprint(int(d.Seconds()))).Stream(ctx)
+	body, err := open(ctx, d)
 	if err != nil {
-		return "", fmt.Errorf("GET /debug/pprof/trace: %w", err)
+		return "", err
 	}
 	defer body.Close()
-	f, err := os.CreateTemp("", "ghostfleet-apiserver-*.trace")
+	f, err := os.CreateTemp("", "ghostfleet-"+what+"-*.trace")
 	if err != nil {
 		return "", err
 	}

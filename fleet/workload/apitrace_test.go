@@ -130,16 +130,19 @@ type change struct {
 	frames   []string
 }
 
-func (c change) apply(s *traceSummary) {
+func (c change) apply(s *traceSummary) { s.transition(why{change: c}.goChange()) }
+
+// goChange is the change as the trace would state it.
+func (w why) goChange() goChange {
 	stack := xtrace.NoStack
-	if len(c.frames) > 0 {
+	if len(w.frames) > 0 {
 		var fs []xtrace.StackFrame
-		for i, f := range c.frames { // a stack's frames are told apart by PC
+		for i, f := range w.frames { // a stack's frames are told apart by PC
 			fs = append(fs, xtrace.StackFrame{PC: uint64(i + 1), Func: f})
 		}
 		stack = xtrace.MakeStack(fs)
 	}
-	s.transition(goChange{now: xtrace.Time(c.ms * 1e6), by: c.by, id: c.id, from: c.from, to: c.to, stack: stack})
+	return goChange{now: xtrace.Time(w.ms * 1e6), by: w.by, id: w.id, from: w.from, to: w.to, stack: stack, reason: w.reason, noP: w.noP}
 }
 
 // TestTraceSummaryEvents reads made-up events: a request whose storage
@@ -379,15 +382,7 @@ func TestTraceEtcdWaits(t *testing.T) {
 		{change: change{44, 1, 2, R, B, nil}},
 		{change: change{45, 2, 2, B, NE, nil}},
 	} {
-		stack := xtrace.NoStack
-		if len(c.frames) > 0 {
-			var fs []xtrace.StackFrame
-			for i, f := range c.frames {
-				fs = append(fs, xtrace.StackFrame{PC: uint64(i + 1), Func: f})
-			}
-			stack = xtrace.MakeStack(fs)
-		}
-		s.transition(goChange{now: xtrace.Time(c.ms * 1e6), by: c.by, id: c.id, from: c.from, to: c.to, stack: stack, reason: c.reason, noP: c.noP})
+		s.transition(c.goChange())
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
 	del := s.out.Requests["delete"]

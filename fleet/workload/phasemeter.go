@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
@@ -168,6 +169,7 @@ const (
 	ControllerManagerUnrecorded = "the controller-manager's client and work-queue waits are not recorded"
 	APIServerUnrecorded         = "the apiserver's request times are not recorded"
 	EtcdUnrecorded              = "etcd's times are not recorded"
+	EtcdTraceUnavailable        = "only GhostFleet's own fleets serve etcd's trace (an attached etcd: start it with --enable-pprof and trace it yourself)"
 	EtcdCallsUntimed            = "etcd's calls are not timed: it runs without --metrics=extensive (a fleet made before GhostFleet set it: `ghostfleet clean`, then `ghostfleet up`; an attached etcd: start it with the flag)"
 	SchedulerUnrecorded         = "the scheduler's attempts are not recorded"
 	CPUUnrecorded               = "the control plane's CPU by phase is not recorded"
@@ -511,6 +513,9 @@ type MeterSources struct {
 	// Cluster is GhostFleet's own fleet, whose processes' CPU and waits
 	// for a core are read from /proc ("" on an attached cluster).
 	Cluster string
+	// EtcdTrace, when set, opens a Go execution trace of etcd over d
+	// (its /debug/pprof/trace: GhostFleet's own fleets serve it).
+	EtcdTrace func(ctx context.Context, d time.Duration) (io.ReadCloser, error)
 	// AuditLog is kube-apiserver's audit log, read for when the
 	// apiserver received and answered requests ("" when the fleet keeps
 	// none).

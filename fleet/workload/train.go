@@ -51,10 +51,13 @@ type TrainOptions struct {
 	RestartDelay time.Duration `json:"restartDelay,omitempty"`
 	// TraceAPIServer, when set, takes a Go execution trace of
 	// kube-apiserver over the hold's first TraceAPIServer (whole
-	// seconds, at most Hold and maxAPIServerTrace) and records what it
+	// seconds, at most Hold and maxTrace) and records what it
 	// shows of the requests' waits to run (TrainResult.APIServerTrace).
 	TraceAPIServer time.Duration `json:"traceApiserver,omitempty"`
-	Report         progress.Func `json:"-"`
+	// TraceEtcd likewise takes one of etcd over the hold's first
+	// TraceEtcd, through Meters.EtcdTrace (TrainResult.EtcdTrace).
+	TraceEtcd time.Duration `json:"traceEtcd,omitempty"`
+	Report    progress.Func `json:"-"`
 	// Meters are where the run reads what each phase cost the control
 	// plane (TrainResult's ControllerManager, APIServer, Scheduler and
 	// CPU).
@@ -116,12 +119,19 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("restart delay %s is out of range: allowed are 0 (at once) to %s", o.RestartDelay, maxRestartDelay)
 	case o.RestartDelay > 0 && o.Restart != RestartJob:
 		return fmt.Errorf("restart delay %s is a whole-job restart's: set --restart job too", o.RestartDelay)
-	case o.TraceAPIServer > 0 && o.Hold == 0:
-		return fmt.Errorf("apiserver trace %s is of the hold's first seconds: set --hold too", o.TraceAPIServer)
-	case o.TraceAPIServer < 0 || o.TraceAPIServer > min(o.Hold, maxAPIServerTrace):
-		return fmt.Errorf("apiserver trace %s is out of range: allowed are 0 (none) to the hold (%s), at most %s", o.TraceAPIServer, o.Hold, maxAPIServerTrace)
-	case o.TraceAPIServer%time.Second != 0:
-		return fmt.Errorf("apiserver trace %s is not whole seconds: allowed are whole seconds up to the hold (%s), at most %s", o.TraceAPIServer, o.Hold, maxAPIServerTrace)
+	}
+	for _, t := range []struct {
+		what string
+		d    time.Duration
+	}{{"apiserver", o.TraceAPIServer}, {"etcd", o.TraceEtcd}} {
+		switch {
+		case t.d > 0 && o.Hold == 0:
+			return fmt.Errorf("%s trace %s is of the hold's first seconds: set --hold too", t.what, t.d)
+		case t.d < 0 || t.d > min(o.Hold, maxTrace):
+			return fmt.Errorf("%s trace %s is out of range: allowed are 0 (none) to the hold (%s), at most %s", t.what, t.d, o.Hold, maxTrace)
+		case t.d%time.Second != 0:
+			return fmt.Errorf("%s trace %s is not whole seconds: allowed are whole seconds up to the hold (%s), at most %s", t.what, t.d, o.Hold, maxTrace)
+		}
 	}
 	if _, err := ParseClaim(o.Claim); err != nil {
 		return err
@@ -231,6 +241,9 @@ type TrainResult struct {
 	// APIServerTrace is what a Go execution trace of the apiserver over
 	// the hold's first TrainOptions.TraceAPIServer showed.
 	APIServerTrace *APIServerTrace `json:"apiserverTrace,omitempty"`
+	// EtcdTrace is what one of etcd over the hold's first
+	// TrainOptions.TraceEtcd showed.
+	EtcdTrace *EtcdTrace `json:"etcdTrace,omitempty"`
 }
 
 // Train creates the jobs (Indexed Jobs of whole-node pods that run until
@@ -302,7 +315,13 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		}
 		// Started before the faults this hold is for, which a script
 		// injects once it sees the hold start.
-		traced := startAPIServerTrace(ctx, clients.Admin, opts.TraceAPIServer)
+		traced := startTrace(ctx, "apiserver", apiserverTrace(clients.Admin), opts.TraceAPIServer)
+		var etcdTraced *tracing
+		if opts.Meters.EtcdTrace != nil {
+			etcdTraced = startTrace(ctx, "etcd", opts.Meters.EtcdTrace, opts.TraceEtcd)
+		} else if opts.TraceEtcd > 0 {
+			opts.Report(progress.Event{Kind: progress.Warn, Message: "etcd's trace is not taken: " + EtcdTraceUnavailable})
+		}
 		var restarted func() (int, int)
 		if opts.Restart == RestartJob {
 			since := allWhole(tracker.Pods(), opts.PodsPerJob, w.End)
@@ -322,9 +341,10 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 			pods = downs.EndOnDownNodes(pods)
 		}
 		// Read once the hold's watchers are done: it takes seconds.
-		res.APIServerTrace = traced.result(ctx, opts.Report)
-	} else if opts.TraceAPIServer > 0 {
-		opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the apiserver's trace is not taken: the run did not hold (%s)", w.outcome("all started"))})
+		res.APIServerTrace = traceResult(ctx, traced, opts.Report, readAPIServerTrace)
+		res.EtcdTrace = traceResult(ctx, etcdTraced, opts.Report, readEtcdTrace)
+	} else if opts.TraceAPIServer > 0 || opts.TraceEtcd > 0 {
+		opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("no trace is taken: the run did not hold (%s)", w.outcome("all started"))})
 	}
 	res, teardowns := trainAccounting(res, pods, created, end)
 	if path := opts.Meters.AuditLog; path != "" {

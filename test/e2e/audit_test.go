@@ -62,7 +62,7 @@ func TestAuditLog(t *testing.T) {
 	}
 	const ns = "gf-audit-e2e"
 	trained := trainInBackground(t, ctx, "--jobs", "2", "--pods-per-job", "2", "--namespace", ns, "--hold", "40s", "--restart", "job",
-		"--trace-apiserver", "20s", "--name", auditCluster, "--results-dir", t.TempDir())
+		"--trace-apiserver", "20s", "--trace-etcd", "20s", "--name", auditCluster, "--results-dir", t.TempDir())
 	lost := runningWorkers(t, ctx, cs, ns, 4)[0]
 	if err := cs.CoreV1().Pods(ns).Delete(ctx, lost.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
@@ -140,5 +140,27 @@ func TestAuditLog(t *testing.T) {
 	}
 	if r := tr.EtcdReaders; r == nil || r.Readers < 1 || r.NetworkWakes < 1 || tr.WaitsToRun["etcd writer"] == nil {
 		t.Errorf("the trace's etcd readers %+v and writers' waits %+v; want readers woken by bytes, and writers", r, tr.WaitsToRun["etcd writer"])
+	}
+	// etcd's trace over the same window holds the writes those DELETEs
+	// made as Txns, every call known by its handler's method, and its
+	// gRPC connections' readers starting calls and writers sending answers.
+	et := train.EtcdTrace
+	if et == nil || et.Calls["Txn"] == nil || et.Calls["Range"] == nil {
+		t.Fatalf("etcd's trace %+v; want Txns and Ranges", et)
+	}
+	for method, c := range et.Calls {
+		sum := c.WaitToRunSeconds + c.RunningSeconds + c.ReceivingSeconds + c.SendingSeconds + c.BlockedSeconds
+		if c.Count < 1 || math.Abs(sum-c.Seconds) > 1e-6 || c.FirstWaitToRunSeconds > c.WaitToRunSeconds {
+			t.Errorf("etcd's traced %s calls %+v: want some, parts adding up to their %gs (got %g)", method, c, c.Seconds, sum)
+		}
+	}
+	if txn := et.Calls["Txn"]; txn.Count < 2 || txn.BlockedSeconds <= 0 {
+		t.Errorf("etcd's traced Txns %+v; want at least the 2 DELETEs', blocked for raft", txn)
+	}
+	if u := et.Calls["unknown"]; u != nil && u.Count*10 > et.Calls["Txn"].Count+et.Calls["Range"].Count {
+		t.Errorf("etcd's traced calls of no known method %+v; want at most a tenth of the Txns and Ranges", u)
+	}
+	if et.Arrivals.Count < 1 || et.AnswerSends.Count < 1 || et.WaitsToRun["grpc reader"] == nil || et.WaitsToRun["grpc writer"] == nil {
+		t.Errorf("etcd's trace: arrivals %+v, answer sends %+v, waits to run %v; want readers starting calls and writers sending answers", et.Arrivals, et.AnswerSends, et.WaitsToRun)
 	}
 }

@@ -114,6 +114,18 @@ by kind (a request's, the etcd connections' readers and writers, the
 rest). The trace is saved to a temporary file as it arrives, read after
 the hold (an interrupt that cuts it short leaves it out), then removed.
 
+--trace-etcd D likewise traces etcd (GhostFleet's own fleets run it with
+--enable-pprof) and records, by gRPC method, the calls it received and
+answered in that window: their time in the call's goroutine, from its
+creation as the connection's reader read the call's headers to its end
+as the answer went to the connection's writer (grpc_server_handling_seconds
+times only the handler's part), split into waiting to run (and of it
+before first running), running, blocked receiving the request, blocked
+for flow control's quota to send the answer, and blocked on anything
+else (a write's raft commit and apply, a read's index, a lock); and every
+goroutine's waits to run by kind (the calls', the gRPC connections'
+readers and writers, the rest).
+
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
 GPUs of one NVLink domain).
@@ -132,7 +144,8 @@ the jobs.`,
   ghostfleet train --jobs 150 --pods-per-job 8 --topology rack   # on a fleet up with --profile gang
   ghostfleet train --jobs 120 --hold 3m &   # then: ghostfleet fault gpu-xid --nodes 50 --seed 1 --fail-pods
   ghostfleet train --jobs 120 --hold 3m --restart job &   # the same, each broken job restarting whole
-  ghostfleet train --jobs 120 --hold 3m --restart job --trace-apiserver 30s &   # and where its requests waited, from a trace`,
+  ghostfleet train --jobs 120 --hold 3m --restart job --trace-apiserver 30s &   # and where its requests waited, from a trace
+  ghostfleet train --jobs 120 --hold 3m --restart job --trace-etcd 3m &   # and where etcd's calls' time went`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
@@ -150,6 +163,7 @@ the jobs.`,
 	fs.StringVar(&o.Restart, "restart", workload.RestartWorker, "with --hold, what a job that loses a worker does: "+workload.RestartWorker+" (the Job controller replaces that worker) or "+workload.RestartJob+" (the whole job starts over: GhostFleet deletes the Job and creates it again, as JobSet's failure policy does)")
 	fs.DurationVar(&o.RestartDelay, "restart-delay", 0, "with --restart job, wait this long between the old Job gone and creating it again, as a launcher's backoff (0: at once; at most 10m)")
 	fs.DurationVar(&o.TraceAPIServer, "trace-apiserver", 0, "with --hold, take a Go execution trace of kube-apiserver over the hold's first this long (whole seconds, at most --hold and 10m) and record where its requests waited (0: none)")
+	fs.DurationVar(&o.TraceEtcd, "trace-etcd", 0, "with --hold, on GhostFleet's own fleet, take a Go execution trace of etcd over the hold's first this long (whole seconds, at most --hold and 10m) and record where its gRPC calls' time went (0: none)")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.writeWorkload, "write-workload", "", "also write this run's jobs as a workload `FILE` (every job arriving at 0s) for ghostfleet ab")
 	_ = cmd.RegisterFlagCompletionFunc("gang", fixed(runs.GangModes...))
@@ -257,6 +271,9 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 	}
 	if t := r.APIServerTrace; t != nil {
 		printAPIServerTrace(w, t)
+	}
+	if t := r.EtcdTrace; t != nil {
+		printEtcdTrace(w, t)
 	}
 	for _, phase := range []string{"train", "hold"} {
 		if c, ok := r.AuditedRequests[phase]; ok {
@@ -432,11 +449,42 @@ func printAPIServerTrace(w io.Writer, t *workload.APIServerTrace) {
 	if r := t.EtcdReaders; r != nil && r.Readers > 0 {
 		fmt.Fprintf(w, "    etcd connections: %d readers, woken %d times by bytes to read, %d of them by a thread without a P\n", r.Readers, r.NetworkWakes, r.WokenWithoutAnP)
 	}
-	kinds := []string{}
-	for _, kind := range []string{"requests", "etcd client", "etcd writer", "other"} {
-		if k := t.WaitsToRun[kind]; k != nil {
-			kinds = append(kinds, fmt.Sprintf("%s %d, %.1fs (%d of 10ms or more)", kind, k.Count, k.Seconds, k.AtLeast10ms))
+	printWaitsToRun(w, t.WaitsToRun, "requests", "etcd client", "etcd writer", "other")
+}
+
+// printWaitsToRun says how long a trace's goroutines of each kind waited
+// to run.
+func printWaitsToRun(w io.Writer, waits map[string]*workload.TracedWaits, kinds ...string) {
+	var out []string
+	for _, kind := range kinds {
+		if k := waits[kind]; k != nil {
+			out = append(out, fmt.Sprintf("%s %d, %.1fs (%d of 10ms or more)", kind, k.Count, k.Seconds, k.AtLeast10ms))
 		}
 	}
-	fmt.Fprintf(w, "    goroutines' waits to run, every one: %s\n", strings.Join(kinds, "; "))
+	fmt.Fprintf(w, "    goroutines' waits to run, every one: %s\n", strings.Join(out, "; "))
+}
+
+// printEtcdTrace says, for the calls etcd served most in the trace, how
+// their goroutines' time split.
+func printEtcdTrace(w io.Writer, t *workload.EtcdTrace) {
+	fmt.Fprintf(w, "  etcd trace, the hold's first %.0fs (%.1f MB): calls begun and ended in it, their goroutine's time, and of it waiting to run (first) / running / receiving the request / waiting to send / blocked else:\n", t.Seconds, float64(t.Bytes)/1e6)
+	count := map[string]float64{}
+	for method, c := range t.Calls {
+		count[method] = float64(c.Count)
+	}
+	ms := func(s float64, n int) string { return fmt.Sprintf("%.2fms", 1000*s/float64(n)) }
+	for _, method := range runs.MostFirst(count)[:min(4, len(count))] {
+		c := t.Calls[method]
+		fmt.Fprintf(w, "    %s: %d, mean %s: %s (%s) / %s / %s / %s / %s\n", method, c.Count, ms(c.Seconds, c.Count),
+			ms(c.WaitToRunSeconds, c.Count), ms(c.FirstWaitToRunSeconds, c.Count), ms(c.RunningSeconds, c.Count),
+			ms(c.ReceivingSeconds, c.Count), ms(c.SendingSeconds, c.Count), ms(c.BlockedSeconds, c.Count))
+	}
+	lag := func(what string, l *workload.TracedWaits) string {
+		if l == nil || l.Count == 0 {
+			return what + ": none seen"
+		}
+		return fmt.Sprintf("%s: %d, mean %s (%d of 10ms or more)", what, l.Count, ms(l.Seconds, l.Count), l.AtLeast10ms)
+	}
+	fmt.Fprintf(w, "    %s; %s\n", lag("from a reader's wake by bytes to the call it starts", t.Arrivals), lag("from a call waking a writer to its write", t.AnswerSends))
+	printWaitsToRun(w, t.WaitsToRun, "calls", "grpc reader", "grpc writer", "other")
 }
