@@ -40,17 +40,21 @@ type EtcdTrace struct {
 	WaitsToRun map[string]*TracedWaits `json:"waitsToRun,omitempty"`
 	// Arrivals are, each time a server connection's reader was woken
 	// because its connection had bytes to read and then started a call's
-	// goroutine before it blocked again, the time from the wake to the
-	// first such start: the reader's wait to run and its reading of the
-	// frames before the call's headers. Calls started later in the same
-	// read, and bytes that started none, are not counted.
+	// goroutine before it waited for bytes again, the time from the wake
+	// to the first such start: the reader's wait to run and its reading
+	// of the frames before the call's headers. Calls started later in the
+	// same wake, and wakes that started none, are not counted, nor the
+	// bytes' wait before the wake (the runtime looks for them when a P
+	// runs out of work, or every 10 ms).
 	Arrivals *TracedWaits `json:"arrivals,omitempty"`
-	// AnswerSends are, each time a call's goroutine woke a connection's
-	// writer blocked for work (handing it an answer or a status), the
-	// time from that wake to the end of the writer's next write to its
-	// connection: the writer's wait to run and its framing of what it
-	// was handed (with anything handed to it meanwhile). An answer handed
-	// to a writer already awake is not counted.
+	// AnswerSends are, for each call that woke a connection's writer
+	// (as handing it work does when it waits for some), the time from the call's end
+	// to the end of that writer's next write to its connection, or 0 if
+	// the writer waited for more work first (it writes all it holds
+	// before, so the answer went out before the call ended): the
+	// writer's wait to run and its framing of all it held. An answer
+	// handed to a writer already awake is not counted; a large answer
+	// may take more writes.
 	AnswerSends *TracedWaits `json:"answerSends,omitempty"`
 }
 
@@ -59,20 +63,28 @@ type EtcdTrace struct {
 // waiting to run (WaitToRunSeconds, of which FirstWaitToRunSeconds from
 // creation to first running), running or in a system call
 // (RunningSeconds), and blocked: reading the call's request, for its
-// frames to arrive (ReceivingSeconds); for flow control's quota to send
-// the answer, that is for the connection's writer to send what it holds
+// frames (ReceivingSeconds: mostly for the connection's reader to
+// reach them; of it, ReceivingAfterReadSeconds is the time after the
+// reader that ended the wait had last read from the connection, by
+// then holding them); for flow control's quota to send the answer
 // (SendingSeconds); on anything else (BlockedSeconds: a write's raft
-// commit and apply, a linearizable read's index, a lock). The parts add
-// up to Seconds.
+// commit and apply, a linearizable read's index, a lock). Those parts
+// add up to Seconds. AfterReadSeconds is the time from the end of the
+// connection reader's last read before it started the call (the
+// headers were read by then) to the start: with the goroutine's time
+// less its receiving and plus ReceivingAfterReadSeconds, a least of
+// the call's time in etcd after its bytes were read.
 type TracedCalls struct {
-	Count                 int     `json:"count"`
-	Seconds               float64 `json:"seconds"`
-	FirstWaitToRunSeconds float64 `json:"firstWaitToRunSeconds"`
-	WaitToRunSeconds      float64 `json:"waitToRunSeconds"`
-	RunningSeconds        float64 `json:"runningSeconds"`
-	ReceivingSeconds      float64 `json:"receivingSeconds"`
-	SendingSeconds        float64 `json:"sendingSeconds"`
-	BlockedSeconds        float64 `json:"blockedSeconds"`
+	Count                     int     `json:"count"`
+	Seconds                   float64 `json:"seconds"`
+	FirstWaitToRunSeconds     float64 `json:"firstWaitToRunSeconds"`
+	WaitToRunSeconds          float64 `json:"waitToRunSeconds"`
+	RunningSeconds            float64 `json:"runningSeconds"`
+	ReceivingSeconds          float64 `json:"receivingSeconds"`
+	ReceivingAfterReadSeconds float64 `json:"receivingAfterReadSeconds"`
+	SendingSeconds            float64 `json:"sendingSeconds"`
+	BlockedSeconds            float64 `json:"blockedSeconds"`
+	AfterReadSeconds          float64 `json:"afterReadSeconds"`
 }
 
 // etcdMarks name, by substrings of function names, what a goroutine of
@@ -89,7 +101,9 @@ var etcdMarks = struct {
 	// reader and writer are in the stacks of a server connection's
 	// reader and of any connection's writer, write in the stack of a
 	// writer's system call that writes to its connection.
-	reader, writer, write string
+	reader, writer, read, write string
+	// idle is in the stack of a writer blocked for work.
+	idle string
 }{
 	call:    "grpc.(*Server).serveStreams.func",
 	handler: "etcdserverpb._",
@@ -97,13 +111,15 @@ var etcdMarks = struct {
 	send:    "transport.(*writeQuota).get",
 	reader:  "transport.(*http2Server).HandleStreams",
 	writer:  "transport.(*loopyWriter).run",
+	read:    "syscall.read",
 	write:   "syscall.write",
+	idle:    "transport.(*controlBuffer).get",
 }
 
 // etcdStack is what one stack holds of etcdMarks.
 type etcdStack struct {
-	method                                     string
-	call, receive, send, reader, writer, write bool
+	method                                                 string
+	call, receive, send, reader, writer, read, write, idle bool
 }
 
 // Where a call's goroutine is blocked.
@@ -120,11 +136,17 @@ type etcdGoroutine struct {
 	kind  string // "calls", "grpc reader", "grpc writer" or "other"
 	// call is set for a call's goroutine created in the window.
 	call *etcdCall
-	// network says a reader or writer is blocked on its connection
-	// (reader) or in a write to it (writer); woken is when a reader was
-	// woken by bytes, or a writer by a call, and not yet counted (0).
-	network bool
-	woken   trace.Time
+	// A reader's network says it waits for bytes, woken when it was
+	// woken by them and has started no call since (0: none), reading
+	// that it is in a read of its connection, readEnd when its last
+	// read ended (0: none seen).
+	network, reading bool
+	woken, readEnd   trace.Time
+	// A writer's writing says it is in a write to its connection;
+	// answers are when the calls that handed it work since its last
+	// write ended.
+	writing bool
+	answers []trace.Time
 }
 
 // etcdCall is one call's time so far.
@@ -134,6 +156,17 @@ type etcdCall struct {
 	ran     bool
 	blocked int
 	parts   TracedCalls
+	// writer is the last writer the call woke, which sends its answer.
+	writer *etcdGoroutine
+}
+
+// sinceRead is how long before now reader r's last read ended, in
+// seconds (0 if none was seen).
+func sinceRead(r *etcdGoroutine, now trace.Time) float64 {
+	if r.readEnd == 0 {
+		return 0
+	}
+	return time.Duration(now - r.readEnd).Seconds()
 }
 
 // etcdSummary is an etcd trace's summary as its events are read.
@@ -196,7 +229,9 @@ func (s *etcdSummary) marksOf(st trace.Stack) etcdStack {
 		m.send = m.send || strings.Contains(f.Func, etcdMarks.send)
 		m.reader = m.reader || strings.Contains(f.Func, etcdMarks.reader)
 		m.writer = m.writer || strings.Contains(f.Func, etcdMarks.writer)
+		m.read = m.read || strings.Contains(f.Func, etcdMarks.read)
 		m.write = m.write || strings.Contains(f.Func, etcdMarks.write)
+		m.idle = m.idle || strings.Contains(f.Func, etcdMarks.idle)
 	}
 	s.seen[st] = m
 	return m
@@ -250,31 +285,43 @@ func (s *etcdSummary) transition(c goChange) {
 		s.gs[id] = g
 	}
 	m := s.marksOf(c.stack)
-	// A reader's stack can hold the call mark: it runs the closure that
-	// starts a call's goroutine.
-	switch {
-	case m.reader:
-		g.kind = "grpc reader"
-	case m.writer:
-		g.kind = "grpc writer"
-	case m.call:
-		g.kind = "calls"
-	case m.method != "" && g.kind == "other":
-		g.kind = "calls" // a call begun before the window
+	// A kind, once known, stays: a reader's stack can hold the call
+	// mark (it runs the closures serveStreams passes it).
+	if g.kind == "other" {
+		switch {
+		case m.reader:
+			g.kind = "grpc reader"
+		case m.writer:
+			g.kind = "grpc writer"
+		case m.call, m.method != "": // a call begun before the window too
+			g.kind = "calls"
+		}
 	}
 	if from == to {
 		return // a new generation restating a state
 	}
 	by := s.gs[c.by]
+	reader := by
+	if reader != nil && reader.kind != "grpc reader" {
+		reader = nil
+	}
 	if from == trace.GoNotExist && g.kind == "calls" {
 		g.call = &etcdCall{start: now}
-		if by != nil && by.kind == "grpc reader" && by.woken != 0 {
-			s.out.Arrivals.add(time.Duration(now - by.woken))
-			by.woken = 0
+		if reader != nil {
+			if reader.woken != 0 {
+				s.out.Arrivals.add(time.Duration(now - reader.woken))
+				reader.woken = 0
+			}
+			g.call.parts.AfterReadSeconds = sinceRead(reader, now)
 		}
 	}
 	if call := g.call; call != nil {
 		call.add(g.state, time.Duration(now-g.since).Seconds())
+		if call.blocked == blockedReceiving && from == trace.GoWaiting && reader != nil && reader.readEnd != 0 {
+			// The reader that ended the wait had read the frames by
+			// the end of its last read.
+			call.parts.ReceivingAfterReadSeconds += time.Duration(now - max(g.since, reader.readEnd)).Seconds()
+		}
 		if from == trace.GoRunning {
 			if call.method == "" {
 				call.method = m.method
@@ -288,27 +335,40 @@ func (s *etcdSummary) transition(c goChange) {
 			}
 		}
 	}
+	if by != nil && by.call != nil && g.kind == "grpc writer" && from == trace.GoWaiting {
+		by.call.writer = g
+	}
 	switch g.kind {
 	case "grpc reader":
 		switch {
-		case from == trace.GoRunning && to == trace.GoWaiting:
-			// Its reads' system calls and preemptions keep the wake.
-			g.network, g.woken = c.reason == "network", 0
+		case from == trace.GoRunning && to == trace.GoSyscall:
+			g.reading = m.read
+		case from == trace.GoSyscall && g.reading:
+			g.readEnd, g.reading = now, false
+		case from == trace.GoRunning && to == trace.GoWaiting && c.reason == "network":
+			// A wake is counted until the reader waits for bytes again:
+			// its reads, preemptions and locks keep it.
+			g.network, g.woken = true, 0
 		case from == trace.GoWaiting && g.network:
-			g.woken = now
+			g.network, g.woken = false, now
 		}
 	case "grpc writer":
 		switch {
-		case from == trace.GoRunning:
-			g.network = to == trace.GoSyscall && m.write
-			if to == trace.GoWaiting && c.reason != "network" {
-				g.woken = 0 // it writes all it holds before it waits for more
+		case from == trace.GoRunning && to == trace.GoSyscall:
+			g.writing = m.write
+		case from == trace.GoSyscall && g.writing:
+			g.writing = false
+			for _, end := range g.answers {
+				s.out.AnswerSends.add(time.Duration(now - end))
 			}
-		case from == trace.GoWaiting && by != nil && by.kind == "calls" && g.woken == 0:
-			g.woken = now
-		case from == trace.GoSyscall && g.network && g.woken != 0:
-			s.out.AnswerSends.add(time.Duration(now - g.woken))
-			g.woken = 0
+			g.answers = g.answers[:0]
+		case from == trace.GoRunning && to == trace.GoWaiting && m.idle:
+			// It writes all it holds before it waits for more: an
+			// answer still counted went out before its call ended.
+			for range g.answers {
+				s.out.AnswerSends.add(0)
+			}
+			g.answers = g.answers[:0]
 		}
 	}
 	if g.state == trace.GoRunnable && to == trace.GoRunning {
@@ -324,6 +384,9 @@ func (s *etcdSummary) transition(c goChange) {
 		if call := g.call; call != nil {
 			call.parts.Count, call.parts.Seconds = 1, time.Duration(now-call.start).Seconds()
 			s.out.addCall(cmp.Or(call.method, "unknown"), call.parts)
+			if w := call.writer; w != nil {
+				w.answers = append(w.answers, now)
+			}
 		}
 		delete(s.gs, id)
 	}
@@ -364,6 +427,8 @@ func (t *EtcdTrace) addCall(method string, c TracedCalls) {
 	a.WaitToRunSeconds += c.WaitToRunSeconds
 	a.RunningSeconds += c.RunningSeconds
 	a.ReceivingSeconds += c.ReceivingSeconds
+	a.ReceivingAfterReadSeconds += c.ReceivingAfterReadSeconds
+	a.AfterReadSeconds += c.AfterReadSeconds
 	a.SendingSeconds += c.SendingSeconds
 	a.BlockedSeconds += c.BlockedSeconds
 }

@@ -31,9 +31,10 @@ func TestHandlerMethod(t *testing.T) {
 }
 
 // TestEtcdTraceEvents reads made-up events: a connection's reader woken
-// by bytes starts two calls; the first waits for its request's frames,
-// for raft, for quota to send, then wakes the writer, which writes; the
-// second ends without stopping in a handler.
+// by bytes reads and starts two calls; the first waits for its
+// request's frames (which the reader reads, then hands over), for raft,
+// for quota to send, then wakes the writer, which writes after the call
+// ends; the second ends without stopping in a handler.
 func TestEtcdTraceEvents(t *testing.T) {
 	const (
 		R, W, B, S, NE = xtrace.GoRunnable, xtrace.GoWaiting, xtrace.GoRunning, xtrace.GoSyscall, xtrace.GoNotExist
@@ -64,7 +65,9 @@ func TestEtcdTraceEvents(t *testing.T) {
 		{change: change{5.5, 4, 4, R, B, nil}},
 		{change: change{6, 3, 3, B, W, receive}, reason: "select"},
 		{change: change{6, 4, 4, B, NE, nil}}, // never in a handler: unknown
-		{change: change{7, 1, 3, W, R, nil}},
+		{change: change{6.2, 1, 1, B, S, []string{"syscall.read", reader[0], reader[1]}}},
+		{change: change{6.6, 1, 1, S, B, nil}},
+		{change: change{7, 1, 3, W, R, nil}}, // 0.4ms after the reader read its frames
 		{change: change{7.5, 3, 3, R, B, nil}},
 		{change: change{8, 3, 3, B, W, handler("go.etcd.io/etcd/server/v3/etcdserver.(*EtcdServer).processInternalRaftRequestOnce")}, reason: "select"},
 		{change: change{10, 5, 3, W, R, nil}},
@@ -76,7 +79,7 @@ func TestEtcdTraceEvents(t *testing.T) {
 		{change: change{13.5, 3, 3, B, NE, nil}},
 		{change: change{14, 2, 2, R, B, nil}},
 		{change: change{14.5, 2, 2, B, S, write}},
-		{change: change{15, 2, 2, S, B, nil}}, // an answer's send of 2ms
+		{change: change{15, 2, 2, S, B, nil}}, // an answer sent 1.5ms after its call ended
 		{change: change{15.5, 2, 2, B, S, write}},
 		{change: change{16, 2, 2, S, B, nil}}, // not woken by a call: none
 	} {
@@ -87,14 +90,16 @@ func TestEtcdTraceEvents(t *testing.T) {
 	if txn == nil || unknown == nil || len(s.out.Calls) != 2 {
 		t.Fatalf("calls = %+v, want a Txn and an unknown", s.out.Calls)
 	}
-	want := TracedCalls{Count: 1, Seconds: 0.0095, FirstWaitToRunSeconds: 0.001, WaitToRunSeconds: 0.0025, RunningSeconds: 0.003, ReceivingSeconds: 0.001, SendingSeconds: 0.001, BlockedSeconds: 0.002}
+	want := TracedCalls{Count: 1, Seconds: 0.0095, FirstWaitToRunSeconds: 0.001, WaitToRunSeconds: 0.0025, RunningSeconds: 0.003, ReceivingSeconds: 0.001,
+		ReceivingAfterReadSeconds: 0.0004, SendingSeconds: 0.001, BlockedSeconds: 0.002, AfterReadSeconds: 0.0005}
 	if got := *txn; got.Count != 1 || !near(got.Seconds, want.Seconds) || !near(got.FirstWaitToRunSeconds, want.FirstWaitToRunSeconds) ||
 		!near(got.WaitToRunSeconds, want.WaitToRunSeconds) || !near(got.RunningSeconds, want.RunningSeconds) || !near(got.ReceivingSeconds, want.ReceivingSeconds) ||
-		!near(got.SendingSeconds, want.SendingSeconds) || !near(got.BlockedSeconds, want.BlockedSeconds) {
+		!near(got.ReceivingAfterReadSeconds, want.ReceivingAfterReadSeconds) || !near(got.SendingSeconds, want.SendingSeconds) ||
+		!near(got.BlockedSeconds, want.BlockedSeconds) || !near(got.AfterReadSeconds, want.AfterReadSeconds) {
 		t.Errorf("Txn = %+v, want %+v", got, want)
 	}
-	if got := *unknown; got.Count != 1 || !near(got.Seconds, 0.0015) || !near(got.WaitToRunSeconds, 0.001) || !near(got.RunningSeconds, 0.0005) {
-		t.Errorf("unknown = %+v, want 1.5ms: 1 waiting to run, 0.5 running", got)
+	if got := *unknown; got.Count != 1 || !near(got.Seconds, 0.0015) || !near(got.WaitToRunSeconds, 0.001) || !near(got.RunningSeconds, 0.0005) || !near(got.AfterReadSeconds, 0.001) {
+		t.Errorf("unknown = %+v, want 1.5ms: 1 waiting to run, 0.5 running; 1ms after the read", got)
 	}
 	for kind, w := range map[string]struct {
 		n int
@@ -107,8 +112,8 @@ func TestEtcdTraceEvents(t *testing.T) {
 	if a := s.out.Arrivals; a.Count != 1 || !near(a.Seconds, 0.002) {
 		t.Errorf("arrivals = %+v, want one of 2ms", a)
 	}
-	if a := s.out.AnswerSends; a.Count != 1 || !near(a.Seconds, 0.002) {
-		t.Errorf("answer sends = %+v, want one of 2ms", a)
+	if a := s.out.AnswerSends; a.Count != 1 || !near(a.Seconds, 0.0015) {
+		t.Errorf("answer sends = %+v, want one of 1.5ms", a)
 	}
 }
 
@@ -186,7 +191,13 @@ func TestSummariseEtcdTrace(t *testing.T) {
 	if txn.BlockedSeconds < n*sleep.Seconds() {
 		t.Errorf("Txn blocked %.3fs, want at least its sleeps' %.3fs", txn.BlockedSeconds, n*sleep.Seconds())
 	}
+	if txn.AfterReadSeconds+rng.AfterReadSeconds <= 0 {
+		t.Errorf("no call started after a read seen: Txn %+v, Range %+v", txn, rng)
+	}
 	for method, c := range got.Calls {
+		if c.ReceivingAfterReadSeconds > c.ReceivingSeconds+1e-9 {
+			t.Errorf("%s = %+v: received after the read longer than received", method, c)
+		}
 		if sum := c.WaitToRunSeconds + c.RunningSeconds + c.ReceivingSeconds + c.SendingSeconds + c.BlockedSeconds; math.Abs(sum-c.Seconds) > 1e-9 || c.FirstWaitToRunSeconds > c.WaitToRunSeconds {
 			t.Errorf("%s = %+v: the parts add up to %g, or the first wait exceeds all", method, c, sum)
 		}

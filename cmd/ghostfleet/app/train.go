@@ -122,9 +122,12 @@ as the answer went to the connection's writer (grpc_server_handling_seconds
 times only the handler's part), split into waiting to run (and of it
 before first running), running, blocked receiving the request, blocked
 for flow control's quota to send the answer, and blocked on anything
-else (a write's raft commit and apply, a read's index, a lock); and every
-goroutine's waits to run by kind (the calls', the gRPC connections'
-readers and writers, the rest).
+else (a write's raft commit and apply, a read's index, a lock), with the
+time after the connection's reader had read the call's bytes; two lags
+sampled at the connection's ends (from a reader's wake by bytes to the
+call it starts; from the end of a call that woke a writer to its write);
+and every goroutine's waits to run by kind (the calls', the gRPC
+connections' readers and writers, the rest).
 
 On a fleet up with --gpu-model dra the pods ask for their GPUs through a
 ResourceClaimTemplate (--claim, as load's: count by default, nvlink for
@@ -467,17 +470,17 @@ func printWaitsToRun(w io.Writer, waits map[string]*workload.TracedWaits, kinds 
 // printEtcdTrace says, for the calls etcd served most in the trace, how
 // their goroutines' time split.
 func printEtcdTrace(w io.Writer, t *workload.EtcdTrace) {
-	fmt.Fprintf(w, "  etcd trace, the hold's first %.0fs (%.1f MB): calls begun and ended in it, their goroutine's time, and of it waiting to run (first) / running / receiving the request / waiting to send / blocked else:\n", t.Seconds, float64(t.Bytes)/1e6)
+	fmt.Fprintf(w, "  etcd trace, the hold's first %.0fs (%.1f MB): calls begun and ended in it, a call's time in its goroutine, and of it waiting to run (first) / running / receiving the request (after the reader's read) / waiting to send / blocked else; then from the reader's read to the call's start:\n", t.Seconds, float64(t.Bytes)/1e6)
 	count := map[string]float64{}
 	for method, c := range t.Calls {
 		count[method] = float64(c.Count)
 	}
 	ms := func(s float64, n int) string { return fmt.Sprintf("%.2fms", 1000*s/float64(n)) }
 	for _, method := range runs.MostFirst(count)[:min(4, len(count))] {
-		c := t.Calls[method]
-		fmt.Fprintf(w, "    %s: %d, mean %s: %s (%s) / %s / %s / %s / %s\n", method, c.Count, ms(c.Seconds, c.Count),
-			ms(c.WaitToRunSeconds, c.Count), ms(c.FirstWaitToRunSeconds, c.Count), ms(c.RunningSeconds, c.Count),
-			ms(c.ReceivingSeconds, c.Count), ms(c.SendingSeconds, c.Count), ms(c.BlockedSeconds, c.Count))
+		c, n := t.Calls[method], t.Calls[method].Count
+		fmt.Fprintf(w, "    %s: %d, mean %s: %s (%s) / %s / %s (%s) / %s / %s; %s\n", method, n, ms(c.Seconds, n),
+			ms(c.WaitToRunSeconds, n), ms(c.FirstWaitToRunSeconds, n), ms(c.RunningSeconds, n),
+			ms(c.ReceivingSeconds, n), ms(c.ReceivingAfterReadSeconds, n), ms(c.SendingSeconds, n), ms(c.BlockedSeconds, n), ms(c.AfterReadSeconds, n))
 	}
 	lag := func(what string, l *workload.TracedWaits) string {
 		if l == nil || l.Count == 0 {
@@ -485,6 +488,6 @@ func printEtcdTrace(w io.Writer, t *workload.EtcdTrace) {
 		}
 		return fmt.Sprintf("%s: %d, mean %s (%d of 10ms or more)", what, l.Count, ms(l.Seconds, l.Count), l.AtLeast10ms)
 	}
-	fmt.Fprintf(w, "    %s; %s\n", lag("from a reader's wake by bytes to the call it starts", t.Arrivals), lag("from a call waking a writer to its write", t.AnswerSends))
+	fmt.Fprintf(w, "    %s; %s\n", lag("from a reader's wake by bytes to the call it starts", t.Arrivals), lag("from the end of a call that woke a writer to its write", t.AnswerSends))
 	printWaitsToRun(w, t.WaitsToRun, "calls", "grpc reader", "grpc writer", "other")
 }
