@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -94,18 +95,19 @@ func EtcdTrace(ctx context.Context, name string, d time.Duration) (io.ReadCloser
 	if err != nil {
 		return nil, err
 	}
-	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	// One connection, closed with the body.
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}).Do(req)
 	if err != nil {
 		return nil, err
 	}
-	switch resp.StatusCode {
-	case http.StatusOK:
+	if resp.StatusCode == http.StatusOK {
 		return resp.Body, nil
-	case http.StatusNotFound:
-		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: 404: etcd serves no trace (it runs without --enable-pprof: a fleet made before GhostFleet set it: `ghostfleet clean`, then `ghostfleet up`)", url)
-	default:
-		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, fmt.Errorf("GET %s: 404: etcd serves no trace (it runs without --enable-pprof: a fleet made before GhostFleet set it: `ghostfleet clean`, then `ghostfleet up`)", url)
+	}
+	// pprof says why in the body (a trace already running, say).
+	why, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(why)))
 }

@@ -232,7 +232,8 @@ var apiserverMarks = traceMarks{
 
 // tracing is a Go execution trace of a component being taken.
 type tracing struct {
-	what string // whose: "apiserver", "etcd"
+	what  string // "apiserver", "etcd"
+	whose string // "the apiserver's", "etcd's"
 	d    time.Duration
 	done chan struct{}
 	path string
@@ -254,12 +255,13 @@ func apiserverTrace(admin kubernetes.Interface) traceOpener {
 	}
 }
 
-// startTrace starts taking what's trace of d (none when d is 0).
-func startTrace(ctx context.Context, what string, open traceOpener, d time.Duration) *tracing {
+// startTrace starts taking a trace of d (none when d is 0) of what,
+// named whose in messages.
+func startTrace(ctx context.Context, what, whose string, open traceOpener, d time.Duration) *tracing {
 	if d == 0 {
 		return nil
 	}
-	t := &tracing{what: what, d: d, done: make(chan struct{})}
+	t := &tracing{what: what, whose: whose, d: d, done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
 		t.path, t.err = captureTrace(ctx, what, open, d)
@@ -282,14 +284,14 @@ func traceResult[T any](ctx context.Context, t *tracing, report progress.Func, r
 	var out *T
 	err := t.err
 	if err == nil {
-		done := progress.Step(report, t.what+" trace", fmt.Sprintf("reading the %s's trace of the hold's first %s", t.what, t.d), 0)
+		done := progress.Step(report, t.what+" trace", fmt.Sprintf("reading %s trace of the hold's first %s", t.whose, t.d), 0)
 		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTraceTimeout)
 		out, err = read(readCtx, t.path, t.d)
 		cancel()
 		done()
 	}
 	if err != nil {
-		report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the %s's trace is not recorded: %v", t.what, err)})
+		report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("%s trace is not recorded: %v", t.whose, err)})
 	}
 	return out
 }
@@ -324,22 +326,59 @@ func captureTrace(ctx context.Context, what string, open traceOpener, d time.Dur
 
 // readAPIServerTrace summarises the trace in file path, then removes it.
 func readAPIServerTrace(ctx context.Context, path string, d time.Duration) (*APIServerTrace, error) {
+	t, size, err := readTraceFile(ctx, path, func(ctx context.Context, r io.Reader) (*APIServerTrace, error) {
+		return summariseTrace(ctx, r, apiserverMarks)
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.Seconds, t.Bytes = d.Seconds(), size
+	return t, nil
+}
+
+// readTraceFile summarises the trace in file path with summarise, then
+// removes the file; it also returns the file's size.
+func readTraceFile[T any](ctx context.Context, path string, summarise func(context.Context, io.Reader) (*T, error)) (*T, int64, error) {
 	defer os.Remove(path)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	t, err := summariseTrace(ctx, f, apiserverMarks)
+	t, err := summarise(ctx, f)
+	return t, st.Size(), err
+}
+
+// eachEvent reads a Go execution trace, handing each event to event.
+func eachEvent(ctx context.Context, r io.Reader, event func(trace.Event)) (err error) {
+	// The trace library panics on what it cannot make sense of: that
+	// loses the trace, not the run.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reading the trace: %v", p)
+		}
+	}()
+	tr, err := trace.NewReader(r)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("not a Go execution trace: %w", err)
 	}
-	t.Seconds, t.Bytes = d.Seconds(), st.Size()
-	return t, nil
+	for n := 0; ; n++ {
+		ev, err := tr.ReadEvent()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the trace after %d events: %w", n, err)
+		}
+		if n%readEvery == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		event(ev)
+	}
 }
 
 // tracedGoroutine is one goroutine's state as the trace is read.
@@ -467,31 +506,10 @@ const readEvery = 1 << 16
 // goroutines while the request lasts serves it too), and every
 // goroutine's waits to run by kind. A request that began before the
 // trace is left out, as is one not answered by its end.
-func summariseTrace(ctx context.Context, r io.Reader, marks traceMarks) (_ *APIServerTrace, err error) {
-	// The trace library panics on what it cannot make sense of: that
-	// loses the trace, not the run.
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("reading the trace: %v", p)
-		}
-	}()
-	tr, err := trace.NewReader(r)
-	if err != nil {
-		return nil, fmt.Errorf("not a Go execution trace: %w", err)
-	}
+func summariseTrace(ctx context.Context, r io.Reader, marks traceMarks) (*APIServerTrace, error) {
 	s := newTraceSummary(marks)
-	for {
-		ev, err := tr.ReadEvent()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading the trace after %d events: %w", s.out.Events, err)
-		}
-		if s.out.Events%readEvery == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		s.event(ev)
+	if err := eachEvent(ctx, r, s.event); err != nil {
+		return nil, err
 	}
 	s.out.EtcdReaders.Readers = len(s.readers)
 	return s.out, nil

@@ -3,9 +3,7 @@ package workload
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -63,28 +61,34 @@ type EtcdTrace struct {
 // waiting to run (WaitToRunSeconds, of which FirstWaitToRunSeconds from
 // creation to first running), running or in a system call
 // (RunningSeconds), and blocked: reading the call's request, for its
-// frames (ReceivingSeconds: mostly for the connection's reader to
-// reach them; of it, ReceivingAfterReadSeconds is the time after the
-// reader that ended the wait had last read from the connection, by
-// then holding them); for flow control's quota to send the answer
-// (SendingSeconds); on anything else (BlockedSeconds: a write's raft
-// commit and apply, a linearizable read's index, a lock). Those parts
-// add up to Seconds. AfterReadSeconds is the time from the end of the
-// connection reader's last read before it started the call (the
-// headers were read by then) to the start: with the goroutine's time
-// less its receiving and plus ReceivingAfterReadSeconds, a least of
-// the call's time in etcd after its bytes were read.
+// frames (ReceivingSeconds: they usually arrive with the headers, so
+// mostly a wait for the connection's reader to reach them); for flow
+// control's quota to send the answer (SendingSeconds); on anything else
+// (BlockedSeconds: a write's raft commit and apply, a linearizable
+// read's index, a lock). Those parts add up to Seconds.
+// AfterReadSeconds is the time from the end of the connection reader's
+// last read before it started the call (which read the call's headers)
+// to the start. AfterRequestReadSeconds is the time from the end of the
+// reader's last read before the call first stopped inside its method's
+// handler (or ended, if it never did) to the call's end: the request's
+// last bytes had been read by then (gRPC reads the whole request before
+// it calls the handler), so it is a least of the call's time in etcd
+// with its whole request read, to its answer handed to the writer.
+// ReadBeforeHandler counts the calls whose reader read again between
+// starting them and that stop, whose least leaves out the time before
+// that read.
 type TracedCalls struct {
-	Count                     int     `json:"count"`
-	Seconds                   float64 `json:"seconds"`
-	FirstWaitToRunSeconds     float64 `json:"firstWaitToRunSeconds"`
-	WaitToRunSeconds          float64 `json:"waitToRunSeconds"`
-	RunningSeconds            float64 `json:"runningSeconds"`
-	ReceivingSeconds          float64 `json:"receivingSeconds"`
-	ReceivingAfterReadSeconds float64 `json:"receivingAfterReadSeconds"`
-	SendingSeconds            float64 `json:"sendingSeconds"`
-	BlockedSeconds            float64 `json:"blockedSeconds"`
-	AfterReadSeconds          float64 `json:"afterReadSeconds"`
+	Count                   int     `json:"count"`
+	Seconds                 float64 `json:"seconds"`
+	FirstWaitToRunSeconds   float64 `json:"firstWaitToRunSeconds"`
+	WaitToRunSeconds        float64 `json:"waitToRunSeconds"`
+	RunningSeconds          float64 `json:"runningSeconds"`
+	ReceivingSeconds        float64 `json:"receivingSeconds"`
+	SendingSeconds          float64 `json:"sendingSeconds"`
+	BlockedSeconds          float64 `json:"blockedSeconds"`
+	AfterReadSeconds        float64 `json:"afterReadSeconds"`
+	AfterRequestReadSeconds float64 `json:"afterRequestReadSeconds"`
+	ReadBeforeHandler       int     `json:"readBeforeHandler"`
 }
 
 // etcdMarks name, by substrings of function names, what a goroutine of
@@ -142,11 +146,11 @@ type etcdGoroutine struct {
 	// read ended (0: none seen).
 	network, reading bool
 	woken, readEnd   trace.Time
-	// A writer's writing says it is in a write to its connection;
-	// answers are when the calls that handed it work since its last
-	// write ended.
-	writing bool
-	answers []trace.Time
+	// A writer's writing says it is in a write to its connection, idle
+	// that it waits for work; answers are when the calls that woke it
+	// ended, since its last write ended.
+	writing, idle bool
+	answers       []trace.Time
 }
 
 // etcdCall is one call's time so far.
@@ -156,8 +160,27 @@ type etcdCall struct {
 	ran     bool
 	blocked int
 	parts   TracedCalls
-	// writer is the last writer the call woke, which sends its answer.
+	// reader started the call; readAt is the end of its last read as
+	// it did, then as the call first stopped in its handler (handler).
+	reader  *etcdGoroutine
+	readAt  trace.Time
+	handler bool
+	// writer is the last idle writer the call woke from its handler,
+	// which sends its answer.
 	writer *etcdGoroutine
+}
+
+// requestRead is called once the call's whole request has been read:
+// it first stops in its handler, or ends.
+func (c *etcdCall) requestRead() {
+	c.handler = true
+	if c.reader == nil {
+		return
+	}
+	if c.reader.readEnd != c.readAt {
+		c.parts.ReadBeforeHandler++
+	}
+	c.readAt = c.reader.readEnd
 }
 
 // sinceRead is how long before now reader r's last read ended, in
@@ -177,29 +200,10 @@ type etcdSummary struct {
 }
 
 // summariseEtcdTrace reads a Go execution trace of etcd.
-func summariseEtcdTrace(ctx context.Context, r io.Reader) (_ *EtcdTrace, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("reading the trace: %v", p)
-		}
-	}()
-	tr, err := trace.NewReader(r)
-	if err != nil {
-		return nil, fmt.Errorf("not a Go execution trace: %w", err)
-	}
+func summariseEtcdTrace(ctx context.Context, r io.Reader) (*EtcdTrace, error) {
 	s := newEtcdSummary()
-	for {
-		ev, err := tr.ReadEvent()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading the trace after %d events: %w", s.out.Events, err)
-		}
-		if s.out.Events%readEvery == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		s.event(ev)
+	if err := eachEvent(ctx, r, s.event); err != nil {
+		return nil, err
 	}
 	return s.out, nil
 }
@@ -312,19 +316,18 @@ func (s *etcdSummary) transition(c goChange) {
 				s.out.Arrivals.add(time.Duration(now - reader.woken))
 				reader.woken = 0
 			}
+			g.call.reader, g.call.readAt = reader, reader.readEnd
 			g.call.parts.AfterReadSeconds = sinceRead(reader, now)
 		}
 	}
 	if call := g.call; call != nil {
 		call.add(g.state, time.Duration(now-g.since).Seconds())
-		if call.blocked == blockedReceiving && from == trace.GoWaiting && reader != nil && reader.readEnd != 0 {
-			// The reader that ended the wait had read the frames by
-			// the end of its last read.
-			call.parts.ReceivingAfterReadSeconds += time.Duration(now - max(g.since, reader.readEnd)).Seconds()
-		}
 		if from == trace.GoRunning {
 			if call.method == "" {
 				call.method = m.method
+			}
+			if m.method != "" && !call.handler {
+				call.requestRead()
 			}
 			call.blocked = blockedElsewhere
 			switch {
@@ -335,8 +338,13 @@ func (s *etcdSummary) transition(c goChange) {
 			}
 		}
 	}
-	if by != nil && by.call != nil && g.kind == "grpc writer" && from == trace.GoWaiting {
-		by.call.writer = g
+	if g.kind == "grpc writer" && g.idle && from == trace.GoWaiting {
+		// Woken for work; a call hands its answer over from its handler
+		// (before, it can only hand over a window update).
+		g.idle = false
+		if by != nil && by.call != nil && by.call.handler {
+			by.call.writer = g
+		}
 	}
 	switch g.kind {
 	case "grpc reader":
@@ -345,9 +353,10 @@ func (s *etcdSummary) transition(c goChange) {
 			g.reading = m.read
 		case from == trace.GoSyscall && g.reading:
 			g.readEnd, g.reading = now, false
-		case from == trace.GoRunning && to == trace.GoWaiting && c.reason == "network":
+		case to == trace.GoWaiting && (from == trace.GoRunning && c.reason == "network" || from == trace.GoUndetermined):
 			// A wake is counted until the reader waits for bytes again:
-			// its reads, preemptions and locks keep it.
+			// its reads, preemptions and locks keep it. One waiting as
+			// the trace begins waits for bytes.
 			g.network, g.woken = true, 0
 		case from == trace.GoWaiting && g.network:
 			g.network, g.woken = false, now
@@ -362,13 +371,17 @@ func (s *etcdSummary) transition(c goChange) {
 				s.out.AnswerSends.add(time.Duration(now - end))
 			}
 			g.answers = g.answers[:0]
-		case from == trace.GoRunning && to == trace.GoWaiting && m.idle:
-			// It writes all it holds before it waits for more: an
-			// answer still counted went out before its call ended.
+		case from == trace.GoRunning && to == trace.GoWaiting && m.idle && c.reason == "select":
+			// It writes all it holds before it waits for more (not on
+			// the buffer's lock): an answer still counted went out
+			// before its call ended.
+			g.idle = true
 			for range g.answers {
 				s.out.AnswerSends.add(0)
 			}
 			g.answers = g.answers[:0]
+		case from == trace.GoUndetermined && to == trace.GoWaiting && m.idle:
+			g.idle = true
 		}
 	}
 	if g.state == trace.GoRunnable && to == trace.GoRunning {
@@ -382,6 +395,12 @@ func (s *etcdSummary) transition(c goChange) {
 	g.state, g.since = to, now
 	if to == trace.GoNotExist {
 		if call := g.call; call != nil {
+			if !call.handler {
+				call.requestRead()
+			}
+			if call.readAt != 0 {
+				call.parts.AfterRequestReadSeconds = time.Duration(now - call.readAt).Seconds()
+			}
 			call.parts.Count, call.parts.Seconds = 1, time.Duration(now-call.start).Seconds()
 			s.out.addCall(cmp.Or(call.method, "unknown"), call.parts)
 			if w := call.writer; w != nil {
@@ -427,28 +446,19 @@ func (t *EtcdTrace) addCall(method string, c TracedCalls) {
 	a.WaitToRunSeconds += c.WaitToRunSeconds
 	a.RunningSeconds += c.RunningSeconds
 	a.ReceivingSeconds += c.ReceivingSeconds
-	a.ReceivingAfterReadSeconds += c.ReceivingAfterReadSeconds
 	a.AfterReadSeconds += c.AfterReadSeconds
+	a.AfterRequestReadSeconds += c.AfterRequestReadSeconds
+	a.ReadBeforeHandler += c.ReadBeforeHandler
 	a.SendingSeconds += c.SendingSeconds
 	a.BlockedSeconds += c.BlockedSeconds
 }
 
 // readEtcdTrace summarises the trace in file path, then removes it.
 func readEtcdTrace(ctx context.Context, path string, d time.Duration) (*EtcdTrace, error) {
-	defer os.Remove(path)
-	f, err := os.Open(path)
+	t, size, err := readTraceFile(ctx, path, summariseEtcdTrace)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	t, err := summariseEtcdTrace(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	t.Seconds, t.Bytes = d.Seconds(), st.Size()
+	t.Seconds, t.Bytes = d.Seconds(), size
 	return t, nil
 }

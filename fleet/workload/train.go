@@ -315,10 +315,10 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 		}
 		// Started before the faults this hold is for, which a script
 		// injects once it sees the hold start.
-		traced := startTrace(ctx, "apiserver", apiserverTrace(clients.Admin), opts.TraceAPIServer)
+		traced := startTrace(ctx, "apiserver", "the apiserver's", apiserverTrace(clients.Admin), opts.TraceAPIServer)
 		var etcdTraced *tracing
 		if opts.Meters.EtcdTrace != nil {
-			etcdTraced = startTrace(ctx, "etcd", opts.Meters.EtcdTrace, opts.TraceEtcd)
+			etcdTraced = startTrace(ctx, "etcd", "etcd's", opts.Meters.EtcdTrace, opts.TraceEtcd)
 		} else if opts.TraceEtcd > 0 {
 			opts.Report(progress.Event{Kind: progress.Warn, Message: "etcd's trace is not taken: " + EtcdTraceUnavailable})
 		}

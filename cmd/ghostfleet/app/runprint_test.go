@@ -160,8 +160,8 @@ func TestPrintEtcdTrace(t *testing.T) {
 	var r runs.TrainResult
 	r.EtcdTrace = &workload.EtcdTrace{Seconds: 180, Bytes: 40_000_000,
 		Calls: map[string]*workload.TracedCalls{
-			"Txn": {Count: 1000, Seconds: 4, FirstWaitToRunSeconds: 0.5, WaitToRunSeconds: 1, RunningSeconds: 0.5, ReceivingSeconds: 0.1, ReceivingAfterReadSeconds: 0.05,
-				SendingSeconds: 0.2, BlockedSeconds: 2.2, AfterReadSeconds: 0.3},
+			"Txn": {Count: 1000, Seconds: 4, FirstWaitToRunSeconds: 0.5, WaitToRunSeconds: 1, RunningSeconds: 0.5, ReceivingSeconds: 0.1,
+				SendingSeconds: 0.2, BlockedSeconds: 2.2, AfterReadSeconds: 0.3, AfterRequestReadSeconds: 3.5, ReadBeforeHandler: 40},
 			"Range": {Count: 500, Seconds: 0.5, RunningSeconds: 0.5},
 		},
 		Arrivals:    &workload.TracedWaits{Count: 1200, Seconds: 2.4, AtLeast10ms: 30},
@@ -171,9 +171,9 @@ func TestPrintEtcdTrace(t *testing.T) {
 	var b strings.Builder
 	printTrain(&b, r)
 	for _, want := range []string{
-		"  etcd trace, the hold's first 180s (40.0 MB): calls begun and ended in it, a call's time in its goroutine, and of it waiting to run (first) / running / receiving the request (after the reader's read) / waiting to send / blocked else; then from the reader's read to the call's start:\n",
-		"    Txn: 1000, mean 4.00ms: 1.00ms (0.50ms) / 0.50ms / 0.10ms (0.05ms) / 0.20ms / 2.20ms; 0.30ms\n",
-		"    Range: 500, mean 1.00ms: 0.00ms (0.00ms) / 1.00ms / 0.00ms (0.00ms) / 0.00ms / 0.00ms; 0.00ms\n",
+		"  etcd trace, the hold's first 180s (40.0 MB): calls begun and ended in it, a call's time in its goroutine, and of it waiting to run (first) / running / receiving the request / waiting to send / blocked else; then its least time with its whole request read:\n",
+		"    Txn: 1000, mean 4.00ms: 1.00ms (0.50ms) / 0.50ms / 0.10ms / 0.20ms / 2.20ms; 3.50ms (40 read again before the handler)\n",
+		"    Range: 500, mean 1.00ms: 0.00ms (0.00ms) / 1.00ms / 0.00ms / 0.00ms / 0.00ms; 0.00ms (0 read again before the handler)\n",
 		"    from a reader's wake by bytes to the call it starts: 1200, mean 2.00ms (30 of 10ms or more); from the end of a call that woke a writer to its write: none seen\n",
 		"    goroutines' waits to run, every one: calls 3000, 1.2s (5 of 10ms or more); grpc writer 10, 0.1s (0 of 10ms or more)\n",
 	} {

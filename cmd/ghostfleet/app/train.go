@@ -122,8 +122,9 @@ as the answer went to the connection's writer (grpc_server_handling_seconds
 times only the handler's part), split into waiting to run (and of it
 before first running), running, blocked receiving the request, blocked
 for flow control's quota to send the answer, and blocked on anything
-else (a write's raft commit and apply, a read's index, a lock), with the
-time after the connection's reader had read the call's bytes; two lags
+else (a write's raft commit and apply, a read's index, a lock); a least
+of the call's time with its whole request read (from the connection
+reader's last read before the call first stopped in its handler); two lags
 sampled at the connection's ends (from a reader's wake by bytes to the
 call it starts; from the end of a call that woke a writer to its write);
 and every goroutine's waits to run by kind (the calls', the gRPC
@@ -470,7 +471,7 @@ func printWaitsToRun(w io.Writer, waits map[string]*workload.TracedWaits, kinds 
 // printEtcdTrace says, for the calls etcd served most in the trace, how
 // their goroutines' time split.
 func printEtcdTrace(w io.Writer, t *workload.EtcdTrace) {
-	fmt.Fprintf(w, "  etcd trace, the hold's first %.0fs (%.1f MB): calls begun and ended in it, a call's time in its goroutine, and of it waiting to run (first) / running / receiving the request (after the reader's read) / waiting to send / blocked else; then from the reader's read to the call's start:\n", t.Seconds, float64(t.Bytes)/1e6)
+	fmt.Fprintf(w, "  etcd trace, the hold's first %.0fs (%.1f MB): calls begun and ended in it, a call's time in its goroutine, and of it waiting to run (first) / running / receiving the request / waiting to send / blocked else; then its least time with its whole request read:\n", t.Seconds, float64(t.Bytes)/1e6)
 	count := map[string]float64{}
 	for method, c := range t.Calls {
 		count[method] = float64(c.Count)
@@ -478,9 +479,9 @@ func printEtcdTrace(w io.Writer, t *workload.EtcdTrace) {
 	ms := func(s float64, n int) string { return fmt.Sprintf("%.2fms", 1000*s/float64(n)) }
 	for _, method := range runs.MostFirst(count)[:min(4, len(count))] {
 		c, n := t.Calls[method], t.Calls[method].Count
-		fmt.Fprintf(w, "    %s: %d, mean %s: %s (%s) / %s / %s (%s) / %s / %s; %s\n", method, n, ms(c.Seconds, n),
+		fmt.Fprintf(w, "    %s: %d, mean %s: %s (%s) / %s / %s / %s / %s; %s (%d read again before the handler)\n", method, n, ms(c.Seconds, n),
 			ms(c.WaitToRunSeconds, n), ms(c.FirstWaitToRunSeconds, n), ms(c.RunningSeconds, n),
-			ms(c.ReceivingSeconds, n), ms(c.ReceivingAfterReadSeconds, n), ms(c.SendingSeconds, n), ms(c.BlockedSeconds, n), ms(c.AfterReadSeconds, n))
+			ms(c.ReceivingSeconds, n), ms(c.SendingSeconds, n), ms(c.BlockedSeconds, n), ms(c.AfterRequestReadSeconds, n), c.ReadBeforeHandler)
 	}
 	lag := func(what string, l *workload.TracedWaits) string {
 		if l == nil || l.Count == 0 {
