@@ -234,10 +234,10 @@ var apiserverMarks = traceMarks{
 type tracing struct {
 	what  string // "apiserver", "etcd"
 	whose string // "the apiserver's", "etcd's"
-	d    time.Duration
-	done chan struct{}
-	path string
-	err  error
+	d     time.Duration
+	done  chan struct{}
+	path  string
+	err   error
 }
 
 // traceOpener asks a component for an execution trace of d.
