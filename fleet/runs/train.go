@@ -184,6 +184,9 @@ func Train(ctx context.Context, env Env, o TrainOptions) (TrainResult, error) {
 	if err := o.Check(); err != nil {
 		return TrainResult{}, err // before the cluster: the same answer up or not
 	}
+	if o.TraceEtcd > 0 && env.Target.Attached() {
+		return TrainResult{}, fmt.Errorf("etcd trace %s is of GhostFleet's own fleets, whose etcd serves one: %s is attached (start its etcd with --enable-pprof and take /debug/pprof/trace yourself)", o.TraceEtcd, env.Target)
+	}
 	s, capacity, err := openWorkload(ctx, env)
 	if err != nil {
 		return TrainResult{}, err

@@ -180,7 +180,7 @@ func (w *TracedWaits) add(d time.Duration) {
 	}
 }
 
-// maxTrace bounds a trace: a busy apiserver's is about half a
+// maxTrace bounds a trace (the apiserver's or etcd's): a busy apiserver's is about half a
 // megabyte a second, all kept on disk until the hold ends.
 const maxTrace = 10 * time.Minute
 
@@ -553,20 +553,26 @@ func (s *traceSummary) event(ev trace.Event) {
 	s.out.Events++
 	if ev.Kind() == trace.EventSync {
 		clear(s.seen)
-		return
+	} else if c, ok := goChangeOf(ev); ok {
+		s.transition(c)
 	}
+}
+
+// goChangeOf is the goroutine's change of state ev states, if it states
+// one.
+func goChangeOf(ev trace.Event) (goChange, bool) {
 	if ev.Kind() != trace.EventStateTransition {
-		return
+		return goChange{}, false
 	}
 	st := ev.StateTransition()
 	if st.Resource.Kind != trace.ResourceGoroutine {
-		return
+		return goChange{}, false
 	}
 	from, to := st.Goroutine()
-	s.transition(goChange{
+	return goChange{
 		now: ev.Time(), by: ev.Goroutine(), id: st.Resource.Goroutine(),
 		from: from, to: to, stack: st.Stack, reason: st.Reason, noP: ev.Proc() == trace.NoProc,
-	})
+	}, true
 }
 
 // goChange is a goroutine's change from one state to another.
@@ -750,11 +756,14 @@ func (s *traceSummary) etcdAnswered(g *tracedGoroutine, req *tracedRequest, c go
 	req.etcdWaits.add(w)
 }
 
-func (s *traceSummary) waits(kind string) *TracedWaits {
-	w := s.out.WaitsToRun[kind]
+func (s *traceSummary) waits(kind string) *TracedWaits { return waitsOf(s.out.WaitsToRun, kind) }
+
+// waitsOf is kind's waits in m, added if missing.
+func waitsOf(m map[string]*TracedWaits, kind string) *TracedWaits {
+	w := m[kind]
 	if w == nil {
 		w = &TracedWaits{}
-		s.out.WaitsToRun[kind] = w
+		m[kind] = w
 	}
 	return w
 }

@@ -46,7 +46,8 @@ type EtcdTrace struct {
 	// runs out of work, or every 10 ms).
 	Arrivals *TracedWaits `json:"arrivals,omitempty"`
 	// AnswerSends are, for each call that woke a connection's writer
-	// (as handing it work does when it waits for some), the time from the call's end
+	// waiting for work once its request was read (as handing it the
+	// answer does), the time from the call's end
 	// to the end of that writer's next write to its connection, or 0 if
 	// the writer waited for more work first (it writes all it holds
 	// before, so the answer went out before the call ended): the
@@ -76,7 +77,8 @@ type EtcdTrace struct {
 // with its whole request read, to its answer handed to the writer.
 // ReadBeforeHandler counts the calls whose reader read again between
 // starting them and that stop, whose least leaves out the time before
-// that read.
+// that read. A call whose reader's reads the trace did not show has
+// both after-read figures 0, and still counts.
 type TracedCalls struct {
 	Count                   int     `json:"count"`
 	Seconds                 float64 `json:"seconds"`
@@ -161,19 +163,20 @@ type etcdCall struct {
 	blocked int
 	parts   TracedCalls
 	// reader started the call; readAt is the end of its last read as
-	// it did, then as the call first stopped in its handler (handler).
-	reader  *etcdGoroutine
-	readAt  trace.Time
-	handler bool
-	// writer is the last idle writer the call woke from its handler,
-	// which sends its answer.
+	// it did, then once the call's request was read (requestDone: it
+	// first stopped in its handler, or ended).
+	reader      *etcdGoroutine
+	readAt      trace.Time
+	requestDone bool
+	// writer is the last idle writer the call woke once its request was
+	// read, which sends its answer.
 	writer *etcdGoroutine
 }
 
 // requestRead is called once the call's whole request has been read:
 // it first stops in its handler, or ends.
 func (c *etcdCall) requestRead() {
-	c.handler = true
+	c.requestDone = true
 	if c.reader == nil {
 		return
 	}
@@ -264,20 +267,9 @@ func (s *etcdSummary) event(ev trace.Event) {
 	s.out.Events++
 	if ev.Kind() == trace.EventSync {
 		clear(s.seen)
-		return
+	} else if c, ok := goChangeOf(ev); ok {
+		s.transition(c)
 	}
-	if ev.Kind() != trace.EventStateTransition {
-		return
-	}
-	st := ev.StateTransition()
-	if st.Resource.Kind != trace.ResourceGoroutine {
-		return
-	}
-	from, to := st.Goroutine()
-	s.transition(goChange{
-		now: ev.Time(), by: ev.Goroutine(), id: st.Resource.Goroutine(),
-		from: from, to: to, stack: st.Stack, reason: st.Reason,
-	})
 }
 
 // transition reads one goroutine's change of state.
@@ -326,7 +318,7 @@ func (s *etcdSummary) transition(c goChange) {
 			if call.method == "" {
 				call.method = m.method
 			}
-			if m.method != "" && !call.handler {
+			if m.method != "" && !call.requestDone {
 				call.requestRead()
 			}
 			call.blocked = blockedElsewhere
@@ -339,10 +331,11 @@ func (s *etcdSummary) transition(c goChange) {
 		}
 	}
 	if g.kind == "grpc writer" && g.idle && from == trace.GoWaiting {
-		// Woken for work; a call hands its answer over from its handler
-		// (before, it can only hand over a window update).
+		// Woken for work; a call hands its answer over after its
+		// handler returns (before its request is read, it can only hand
+		// over a window update).
 		g.idle = false
-		if by != nil && by.call != nil && by.call.handler {
+		if by != nil && by.call != nil && by.call.requestDone {
 			by.call.writer = g
 		}
 	}
@@ -385,17 +378,12 @@ func (s *etcdSummary) transition(c goChange) {
 		}
 	}
 	if g.state == trace.GoRunnable && to == trace.GoRunning {
-		w := s.out.WaitsToRun[g.kind]
-		if w == nil {
-			w = &TracedWaits{}
-			s.out.WaitsToRun[g.kind] = w
-		}
-		w.add(time.Duration(now - g.since))
+		waitsOf(s.out.WaitsToRun, g.kind).add(time.Duration(now - g.since))
 	}
 	g.state, g.since = to, now
 	if to == trace.GoNotExist {
 		if call := g.call; call != nil {
-			if !call.handler {
+			if !call.requestDone {
 				call.requestRead()
 			}
 			if call.readAt != 0 {
@@ -446,11 +434,11 @@ func (t *EtcdTrace) addCall(method string, c TracedCalls) {
 	a.WaitToRunSeconds += c.WaitToRunSeconds
 	a.RunningSeconds += c.RunningSeconds
 	a.ReceivingSeconds += c.ReceivingSeconds
+	a.SendingSeconds += c.SendingSeconds
+	a.BlockedSeconds += c.BlockedSeconds
 	a.AfterReadSeconds += c.AfterReadSeconds
 	a.AfterRequestReadSeconds += c.AfterRequestReadSeconds
 	a.ReadBeforeHandler += c.ReadBeforeHandler
-	a.SendingSeconds += c.SendingSeconds
-	a.BlockedSeconds += c.BlockedSeconds
 }
 
 // readEtcdTrace summarises the trace in file path, then removes it.

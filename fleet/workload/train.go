@@ -60,7 +60,7 @@ type TrainOptions struct {
 	Report    progress.Func `json:"-"`
 	// Meters are where the run reads what each phase cost the control
 	// plane (TrainResult's ControllerManager, APIServer, Scheduler and
-	// CPU).
+	// CPU), and how it opens etcd's trace.
 	Meters MeterSources `json:"-"`
 }
 

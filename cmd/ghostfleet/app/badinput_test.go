@@ -124,6 +124,7 @@ func TestBadInputBattery(t *testing.T) {
 		{[]string{"train", "--hold", "1m", "--trace-apiserver", "1500ms"}, "apiserver trace 1.5s is not whole seconds: allowed are whole seconds up to the hold (1m0s), at most 10m0s"},
 		{[]string{"train", "--trace-etcd", "30s"}, "etcd trace 30s is of the hold's first seconds: set --hold too"},
 		{[]string{"train", "--hold", "1m", "--trace-etcd", "-1s"}, "etcd trace -1s is out of range: allowed are 0 (none) to the hold (1m0s), at most 10m0s"},
+		{[]string{"train", "--hold", "1m", "--trace-etcd", "30s", "--kubeconfig", f.noContext}, "etcd trace 30s is of GhostFleet's own fleets, whose etcd serves one: "},
 		{[]string{"fault", "node-down", "--fail-pods"}, "unknown flag: --fail-pods"},
 		{[]string{"binpack", "--fill", "1.5"}, "fill 1.5 is out of range"},
 		{[]string{"fault", "nvlink", "--nodes", "many"}, `--nodes "many" is not a whole number`},

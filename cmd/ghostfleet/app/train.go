@@ -122,9 +122,12 @@ as the answer went to the connection's writer (grpc_server_handling_seconds
 times only the handler's part), split into waiting to run (and of it
 before first running), running, blocked receiving the request, blocked
 for flow control's quota to send the answer, and blocked on anything
-else (a write's raft commit and apply, a read's index, a lock); a least
-of the call's time with its whole request read (from the connection
-reader's last read before the call first stopped in its handler); two lags
+else (a write's raft commit and apply, a read's index, a lock); the time
+from the connection reader's read of the call's headers to its start;
+a least of the call's time with its whole request read (from the
+reader's last read before the call first stopped in its handler to its
+end), with how many calls the reader read again for before that stop
+(their least leaves out the time before); two lags
 sampled at the connection's ends (from a reader's wake by bytes to the
 call it starts; from the end of a call that woke a writer to its write);
 and every goroutine's waits to run by kind (the calls', the gRPC
