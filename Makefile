@@ -212,13 +212,14 @@ experiment-f-restart-gc-workers:
 experiment-f-restart-request-times:
 	RESTART=job DOWN=0 PROFILES="scenarios/profiles/lever-cm-burst-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml" hack/experiment-f-breaks.sh
 
-# Experiment F, eighteenth, nineteenth and twenty-first parts
-# (docs/experiment-design.md): the same breaks under the burst alone and
-# under QPS 500 with 100 collector workers, each train taking a Go
-# execution trace of the apiserver over the hold's first 30s, which holds
-# the breaks' teardown: where the DELETEs' time went; from the
+# Experiment F, eighteenth, nineteenth, twenty-first and twenty-fourth
+# parts (docs/experiment-design.md): the same breaks under the burst
+# alone and under QPS 500 with 100 collector workers, each train taking a
+# Go execution trace of the apiserver over the hold's first 30s, which
+# holds the breaks' teardown: where the DELETEs' time went; from the
 # nineteenth, etcd's own time on each call beside the apiserver's; from
-# the twenty-first, each wait for etcd split at its answer's arrival.
+# the twenty-first, each wait for etcd split at its answer's arrival;
+# from the twenty-fourth, a sample of the calls' sends.
 experiment-f-restart-trace:
 	RESTART=job DOWN=0 TRACE=30s PROFILES="scenarios/profiles/lever-cm-burst-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml" hack/experiment-f-breaks.sh
 

@@ -213,7 +213,11 @@ func RunsIn(root string, start, end time.Time) ([]Record, error) {
 	return runs, nil
 }
 
-// FindRun returns the record with the given id under root.
+// FindRun returns the record of the run under root whose folder, or
+// whose ID, is id. The folder is what `ls` and a run's "run record:"
+// line show; the ID, which names the run's objects in the cluster, is
+// taken before the run starts and so can differ from it by a second,
+// or by the -2 of a second run started in the same second.
 func FindRun(root, id string) (Record, error) {
 	runs, err := RunsIn(root, time.Time{}, time.Now().Add(24*time.Hour))
 	if err != nil {
@@ -222,6 +226,16 @@ func FindRun(root, id string) (Record, error) {
 	for _, r := range runs {
 		if r.ID == id {
 			return r, nil
+		}
+	}
+	// No run has that ID (one run's ID can be another's folder name, a
+	// second apart): the run in that folder.
+	if id != "" && id == filepath.Base(id) && id != "." && id != ".." {
+		if data, err := os.ReadFile(filepath.Join(root, id, "run.json")); err == nil {
+			var r Record
+			if json.Unmarshal(data, &r) == nil && r.Kind != "" {
+				return r, nil
+			}
 		}
 	}
 	return Record{}, fmt.Errorf("no run %q under %s: `ls %s` lists the runs", id, root, root)

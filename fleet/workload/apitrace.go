@@ -137,6 +137,34 @@ type TracedEtcdWaits struct {
 	ReaderBlockedSeconds   float64 `json:"readerBlockedSeconds"`
 	Other                  int     `json:"other"`
 	OtherSeconds           float64 `json:"otherSeconds"`
+	// SendSampled counts the waits (of Count) for a call's answer's
+	// headers (its first wait) whose goroutine woke its connection's
+	// writer from waiting for work (as handing it a frame does) and
+	// then, without stopping, began the wait: the writer is known, and
+	// the frame that woke it was written after the wake.
+	// SendSampledSeconds and SendSampledBeforeWakeSeconds are those
+	// waits' Seconds and BeforeWakeSeconds. Their call's send, from the
+	// wait's start, is bounded: SendAtLeastSeconds is the time to the
+	// end of the writer's first write after the wake (0 if it ended
+	// before the wait began); SendAtMostSeconds the time to the end of
+	// its first write that drains its buffer (its loop's Flush, made
+	// once it found nothing more to do) begun after it had looked for
+	// work since the wait began, else of its last write before it
+	// waited for work after the wait began; no later than the end of
+	// the reader's last read, which held the answer (or the wait's end
+	// where a read was missed); and 0 if the writer waited for work
+	// again before the wait began with no other wake between (it writes
+	// all it holds first, and the call's last frame would have woken
+	// it). SendDrained counts the sampled waits whose SendAtMostSeconds
+	// is a draining write's end. SendWriterWaitToRunSeconds is the
+	// writer's waiting to run from the wake to its first write's end.
+	SendSampled                  int     `json:"sendSampled"`
+	SendDrained                  int     `json:"sendDrained"`
+	SendSampledSeconds           float64 `json:"sendSampledSeconds"`
+	SendSampledBeforeWakeSeconds float64 `json:"sendSampledBeforeWakeSeconds"`
+	SendAtLeastSeconds           float64 `json:"sendAtLeastSeconds"`
+	SendAtMostSeconds            float64 `json:"sendAtMostSeconds"`
+	SendWriterWaitToRunSeconds   float64 `json:"sendWriterWaitToRunSeconds"`
 }
 
 func (w *TracedEtcdWaits) add(o TracedEtcdWaits) {
@@ -153,6 +181,13 @@ func (w *TracedEtcdWaits) add(o TracedEtcdWaits) {
 	w.ReaderBlockedSeconds += o.ReaderBlockedSeconds
 	w.Other += o.Other
 	w.OtherSeconds += o.OtherSeconds
+	w.SendSampled += o.SendSampled
+	w.SendDrained += o.SendDrained
+	w.SendSampledSeconds += o.SendSampledSeconds
+	w.SendSampledBeforeWakeSeconds += o.SendSampledBeforeWakeSeconds
+	w.SendAtLeastSeconds += o.SendAtLeastSeconds
+	w.SendAtMostSeconds += o.SendAtMostSeconds
+	w.SendWriterWaitToRunSeconds += o.SendWriterWaitToRunSeconds
 }
 
 // TracedWaits are the waits to run of a kind of goroutine in a trace:
@@ -201,8 +236,12 @@ type traceMarks struct {
 	// the start of an etcd connection's reader, writer in the stack of
 	// its writer, read in the stack of a reader's system call that reads
 	// its connection (gRPC reads through the poller's raw connection, not
-	// (*FD).Read).
-	etcd, reader, writer, read string
+	// (*FD).Read), write in that of a writer's system call that writes
+	// to it, drain in that of a write draining the writer's buffer (not
+	// one made because the buffer filled), idle in that of a writer
+	// waiting for work, header in that of a call's goroutine waiting for
+	// its answer's headers (its first wait).
+	etcd, reader, writer, read, write, drain, idle, header string
 }
 
 type verbMark struct{ mark, verb string }
@@ -228,6 +267,10 @@ var apiserverMarks = traceMarks{
 	reader: "grpc/internal/transport.(*http2Client).reader",
 	writer: "grpc/internal/transport.(*loopyWriter).run",
 	read:   "syscall.read",
+	write:  "syscall.write",
+	drain:  "grpc/internal/transport.(*bufWriter).Flush",
+	idle:   "grpc/internal/transport.(*controlBuffer).get",
+	header: "grpc/internal/transport.(*ClientStream).waitOnHeader",
 }
 
 // tracing is a Go execution trace of a component being taken.
@@ -388,13 +431,66 @@ type tracedGoroutine struct {
 	etcdWait bool // waiting, blocked in etcd's client
 	// Its wait for etcd is on a channel, as for an answer, not a lock.
 	answerWait bool
-	reader     *tracedReader // when it is an etcd connection's reader
-	writer     bool
+	reader     *tracedReader  // when it is an etcd connection's reader
+	writer     *tracedWriter  // when it is an etcd connection's writer
 	req        *tracedRequest // the request it serves, if any
 	root       bool           // it received req
 	// While it waits for etcd for a request: the readers' clocks when
 	// the wait began.
 	readersAt []readerClock
+	// waking is the send it began by waking an idle writer while it
+	// runs now; send is its wait for etcd's, if it began the wait
+	// after waking one.
+	waking, send *callSend
+}
+
+// tracedWriter is an etcd connection's writer as the trace is read.
+type tracedWriter struct {
+	g *tracedGoroutine
+	// waitToRun is its waiting to run until g.since.
+	waitToRun time.Duration
+	// idle: it waits for work; writing: it is in a write to its
+	// connection, which drains its buffer if draining, and began at
+	// writeStart; lastWrite is when its last write ended.
+	idle, writing, draining bool
+	writeStart, lastWrite   trace.Time
+	// sends are the calls whose goroutines woke it since it last waited
+	// for work, and those that had not begun their wait when it did.
+	sends []*callSend
+}
+
+// waitToRunAt is the writer's waiting to run until now.
+func (w *tracedWriter) waitToRunAt(now trace.Time) time.Duration {
+	if w.g.state == trace.GoRunnable {
+		return w.waitToRun + time.Duration(now-w.g.since)
+	}
+	return w.waitToRun
+}
+
+// callSend is the send of a call whose goroutine woke its connection's
+// idle writer, as the trace is read.
+type callSend struct {
+	// The writer's waiting to run at the wake, and from it to its
+	// first write's end (firstWrite).
+	waitAtWoken, writerWait time.Duration
+	// start is when the goroutine began to wait for the answer's
+	// headers (0: not yet). drained is the end of the writer's first
+	// draining write begun once it had looked for work since start
+	// (byWrite), else of its last write before it waited for work
+	// after start: either holds the call.
+	start, firstWrite, drained trace.Time
+	byWrite                    bool
+	// ran: the writer ran after the wake. looked: it has looked for
+	// work since start: it had not run before start, or one of its
+	// writes ended after it (a write is made after a look, so a
+	// draining write begun after start can still follow a look before
+	// it, when the call's last frame was not yet handed over).
+	ran, looked bool
+	// idleBefore: the writer waited for work after the wake and
+	// before start, with no other wake between; dead: the goroutine
+	// did not wait for an answer's headers next, or another wake made
+	// the send unknown.
+	idleBefore, dead bool
 }
 
 // readerClock is an etcd connection's reader's time so far, by what it
@@ -481,8 +577,10 @@ func (r *tracedRequest) count(s trace.GoState, etcdWait bool, n int) {
 
 // stackMarks are what one stack holds of the marks.
 type stackMarks struct {
-	verb                                string
-	request, reader, writer, etcd, read bool
+	verb                                                    string
+	request, reader, writer, etcd, read, write, drain, idle bool
+	// header: the header mark; selects: blocked in a select.
+	header, selects bool
 }
 
 // traceSummary is a trace's summary as its events are read.
@@ -542,6 +640,11 @@ func (s *traceSummary) marksOf(st trace.Stack) stackMarks {
 		m.reader = m.reader || strings.Contains(f.Func, s.marks.reader)
 		m.writer = m.writer || s.marks.writer != "" && strings.Contains(f.Func, s.marks.writer)
 		m.read = m.read || s.marks.read != "" && strings.Contains(f.Func, s.marks.read)
+		m.write = m.write || s.marks.write != "" && strings.Contains(f.Func, s.marks.write)
+		m.drain = m.drain || s.marks.drain != "" && strings.Contains(f.Func, s.marks.drain)
+		m.idle = m.idle || s.marks.idle != "" && strings.Contains(f.Func, s.marks.idle)
+		m.header = m.header || s.marks.header != "" && strings.Contains(f.Func, s.marks.header)
+		m.selects = m.selects || f.Func == "runtime.selectgo"
 		m.etcd = m.etcd || strings.Contains(f.Func, s.marks.etcd)
 	}
 	s.seen[st] = m
@@ -604,8 +707,8 @@ func (s *traceSummary) transition(c goChange) {
 		g.reader = &tracedReader{index: len(s.readers), g: g, network: true}
 		s.readers = append(s.readers, g.reader)
 	}
-	if m.writer && !g.writer {
-		g.writer = true
+	if m.writer && g.writer == nil {
+		g.writer = &tracedWriter{g: g}
 		// A writer starts in a closure: known only once it stops in
 		// its loop, it serves no request, even one that started it.
 		if req := g.req; req != nil && !g.root {
@@ -643,7 +746,7 @@ func (s *traceSummary) transition(c goChange) {
 		switch {
 		case g.reader != nil:
 			kind = "etcd client"
-		case g.writer:
+		case g.writer != nil:
 			kind = "etcd writer"
 		case req != nil:
 			kind = "requests"
@@ -656,14 +759,32 @@ func (s *traceSummary) transition(c goChange) {
 		}
 		g.readersAt = nil
 	}
+	if g.send != nil && from == trace.GoWaiting {
+		g.send.dead, g.send = true, nil
+	}
 	if r := g.reader; r != nil {
 		s.readerChanged(r, c, m.read)
+	}
+	if w := g.writer; w != nil {
+		s.writerChanged(w, c, m)
 	}
 	if from == trace.GoRunning {
 		g.etcdWait = to == trace.GoWaiting && m.etcd
 		g.answerWait = g.etcdWait && (c.reason == "chan receive" || c.reason == "select")
 		if g.etcdWait && req != nil {
 			g.readersAt = s.readerClocks(now)
+		}
+		// A send is sampled when the goroutine that woke the writer
+		// waits for the answer's headers next: its call's first wait.
+		// (Reading a long answer, it wakes the writer for window updates
+		// in later ones.)
+		if cs := g.waking; cs != nil {
+			g.waking = nil
+			if g.answerWait && m.header && req != nil && !cs.dead {
+				cs.start, cs.looked, g.send = now, !cs.ran, cs
+			} else {
+				cs.dead = true
+			}
 		}
 		// A watch's first stop can be in the list handler that serves
 		// it, before its watch's.
@@ -710,6 +831,77 @@ func (s *traceSummary) readerChanged(r *tracedReader, c goChange, read bool) {
 	}
 }
 
+// writerChanged follows writer w's sends as its goroutine changes
+// state, before the goroutine's state is set; m is what the stack holds.
+func (s *traceSummary) writerChanged(w *tracedWriter, c goChange, m stackMarks) {
+	now := c.now
+	switch {
+	case c.from == trace.GoWaiting && w.idle:
+		w.idle = false
+		// A send whose goroutine has not begun its wait, the writer
+		// having waited for work since its wake: the call's last frame,
+		// if handed over after this wake, woke no one, and is not known.
+		for _, cs := range w.sends {
+			cs.dead = true
+		}
+		w.sends = w.sends[:0]
+		if p := s.gs[c.by]; p != nil && p != w.g {
+			cs := &callSend{waitAtWoken: w.waitToRunAt(now)}
+			if p.waking != nil {
+				p.waking.dead = true // woken again for a later frame
+			}
+			p.waking = cs
+			w.sends = append(w.sends, cs)
+		}
+	case c.from == trace.GoRunnable && c.to == trace.GoRunning:
+		for _, cs := range w.sends {
+			cs.ran = true
+		}
+	case c.from == trace.GoRunning && c.to == trace.GoSyscall:
+		w.writing, w.draining, w.writeStart = m.write, m.drain, now
+	case c.from == trace.GoSyscall && w.writing:
+		w.writing, w.lastWrite = false, now
+		for _, cs := range w.sends {
+			if cs.firstWrite == 0 {
+				cs.firstWrite, cs.writerWait = now, w.waitToRunAt(now)-cs.waitAtWoken
+			}
+			if cs.start == 0 || cs.drained != 0 {
+				continue
+			}
+			if w.draining && cs.looked && w.writeStart >= cs.start {
+				cs.drained, cs.byWrite = now, true
+			}
+			cs.looked = true
+		}
+	case c.from == trace.GoRunning && c.to == trace.GoWaiting && c.reason == "network":
+		// A write that did not take all it was given (the socket was
+		// full): the rest goes in the next.
+		for _, cs := range w.sends {
+			if cs.byWrite && cs.drained == w.lastWrite {
+				cs.drained, cs.byWrite = 0, false
+			}
+		}
+	case c.from == trace.GoRunning && c.to == trace.GoWaiting && m.idle && c.reason == "select":
+		// It writes all it holds before it waits for work (not on its
+		// buffer's lock): a call handed to it is out by its last write.
+		w.idle = true
+		for _, cs := range w.sends {
+			switch {
+			case cs.start == 0:
+				cs.idleBefore = true
+			case cs.drained == 0:
+				cs.drained = w.lastWrite
+			}
+		}
+		w.sends = slices.DeleteFunc(w.sends, func(cs *callSend) bool { return cs.dead || cs.start != 0 })
+	case c.from == trace.GoUndetermined && c.to == trace.GoWaiting && m.idle && m.selects:
+		w.idle = true
+	}
+	if w.g.state == trace.GoRunnable {
+		w.waitToRun += time.Duration(now - w.g.since)
+	}
+}
+
 // readerClocks are every reader's clock at now.
 func (s *traceSummary) readerClocks(now trace.Time) []readerClock {
 	cs := make([]readerClock, len(s.readers))
@@ -735,12 +927,16 @@ func (s *traceSummary) etcdAnswered(g *tracedGoroutine, req *tracedRequest, c go
 		Count: 1, Seconds: d.Seconds(),
 		HandOverAtMostSeconds: time.Duration(c.now - max(g.since, r.netWait)).Seconds(),
 	}
+	// The answer was read by the end of the reader's last read, unless
+	// the trace missed a read.
+	answered := c.now
 	if r.readEnd < r.woken || r.readEnd < r.netWait {
 		// A reader parks after a read finds nothing, and reads after it
 		// is woken: a read was not seen, so the least is not known.
 		w.ReadMissed = 1
 	} else {
 		w.HandOverAtLeastSeconds = time.Duration(c.now - max(g.since, r.readEnd)).Seconds()
+		answered = r.readEnd
 	}
 	from := g.readersAt[r.index]
 	if r.woken > g.since {
@@ -753,6 +949,25 @@ func (s *traceSummary) etcdAnswered(g *tracedGoroutine, req *tracedRequest, c go
 	w.ReaderWaitToRunSeconds = after.waitToRun.Seconds()
 	w.ReaderRunningSeconds = after.running.Seconds()
 	w.ReaderBlockedSeconds = after.blocked.Seconds()
+	if cs := g.send; cs != nil && cs.start == g.since {
+		// The call was sent before its answer was read.
+		most := answered
+		switch {
+		case cs.idleBefore:
+			most = cs.start
+		case cs.drained != 0:
+			most = min(most, cs.drained)
+		}
+		most = max(most, cs.start)
+		least := min(max(cs.firstWrite, cs.start), most)
+		if cs.byWrite && !cs.idleBefore && cs.drained <= answered {
+			w.SendDrained = 1
+		}
+		w.SendSampled, w.SendSampledSeconds, w.SendSampledBeforeWakeSeconds = 1, w.Seconds, w.BeforeWakeSeconds
+		w.SendAtLeastSeconds = time.Duration(least - cs.start).Seconds()
+		w.SendAtMostSeconds = time.Duration(most - cs.start).Seconds()
+		w.SendWriterWaitToRunSeconds = cs.writerWait.Seconds()
+	}
 	req.etcdWaits.add(w)
 }
 

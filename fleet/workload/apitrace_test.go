@@ -23,6 +23,10 @@ var testTraceMarks = traceMarks{
 	reader:  "workload.fakeReader",
 	writer:  "workload.fakeWriter",
 	read:    "syscall.read",
+	write:   "syscall.write",
+	drain:   "workload.fakeFlush",
+	idle:    "workload.fakeIdle",
+	header:  "workload.fakeHeader",
 }
 
 //go:noinline
@@ -413,5 +417,200 @@ func TestTraceEtcdWaits(t *testing.T) {
 	}
 	if w := s.out.WaitsToRun["requests"]; w == nil || w.Count != 9 {
 		t.Errorf("the requests' waits to run = %+v, want the request's 8 and the writer's first, before it was known", w)
+	}
+}
+
+// TestTraceCallSends reads made-up events: a request's goroutine waits
+// for an answer's headers eight times, and five of those waits are
+// sampled, having woken the connection's idle writer just before: the
+// call written by the writer's first write, after two waits to run (one
+// after a yield); written before the wait began (the writer waited for
+// work again); written by a draining write begun before the wait, the
+// first write after the wake only filling the buffer; with the answer
+// read before the writer drained, after the goroutine had woken it
+// twice; and with the writer running before the wait began, so that
+// only its second draining write is known to hold the call. Not
+// sampled: the writer already awake; the writer waiting for work again
+// and woken by another goroutine before the wait began (the call's last
+// frame then woke no one); a wake followed by a wait that is not for an
+// answer's headers (as a window update's is).
+func TestTraceCallSends(t *testing.T) {
+	s := newTraceSummary(testTraceMarks)
+	const (
+		R, W, B, S, NE, U = xtrace.GoRunnable, xtrace.GoWaiting, xtrace.GoRunning, xtrace.GoSyscall, xtrace.GoNotExist, xtrace.GoUndetermined
+		N                 = xtrace.NoGoroutine
+	)
+	header := []string{"runtime.selectgo", "workload.fakeHeader", "workload.fakeEtcd", "workload.fakeDelete", "workload.fakeRequest"}
+	message := []string{"runtime.chanrecv1", "workload.fakeEtcd", "workload.fakeDelete", "workload.fakeRequest"}
+	park := []string{"runtime.netpollblock", "internal/poll.(*FD).RawRead", "workload.fakeReader"}
+	read := []string{"syscall.read", "internal/poll.(*FD).RawRead", "workload.fakeReader"}
+	idle := []string{"runtime.selectgo", "workload.fakeIdle", "workload.fakeWriter"}
+	drain := []string{"syscall.write", "workload.fakeFlush", "workload.fakeWriter"}
+	fill := []string{"syscall.write", "workload.fakeWriter"}
+	sleep := []string{"time.Sleep", "workload.fakeOther"}
+	const answer, network, work = "select", "network", "select"
+	// The reader, parked, is woken by bytes at ms, reads them, and
+	// hands the answer over a millisecond after the wake.
+	answered := func(ms float64) []why {
+		return []why{
+			{change: change{ms, N, 10, W, R, nil}},
+			{change: change{ms + 0.5, 1, 10, R, B, nil}},
+			{change: change{ms + 0.6, 10, 10, B, S, read}},
+			{change: change{ms + 0.8, 10, 10, S, B, nil}},
+			{change: change{ms + 1, 10, 2, W, R, nil}},
+			{change: change{ms + 1.5, 10, 10, B, W, park}, reason: network},
+		}
+	}
+	var cs []why
+	add := func(w ...why) { cs = append(cs, w...) }
+	add(
+		why{change: change{0, 1, 10, NE, R, []string{"workload.fakeReader"}}},
+		why{change: change{0, N, 11, U, W, idle}}, // waiting for work as the trace begins
+		why{change: change{0.5, 1, 10, R, B, nil}},
+		why{change: change{1, 10, 10, B, W, park}, reason: network},
+		why{change: change{2, 1, 2, NE, R, []string{"workload.fakeRequest"}}},
+		why{change: change{2.5, 1, 2, R, B, nil}},
+		// 1: woken at 3, the call written by 7.2, the writer waiting 3ms to run.
+		why{change: change{3, 2, 11, W, R, nil}},
+		why{change: change{3.5, 2, 2, B, W, header}, reason: answer},
+		why{change: change{5, 1, 11, R, B, nil}},
+		why{change: change{5.5, 11, 11, B, R, nil}}, // yields
+		why{change: change{6.5, 1, 11, R, B, nil}},
+		why{change: change{7, 11, 11, B, S, drain}},
+		why{change: change{7.2, 11, 11, S, B, nil}},
+		why{change: change{7.5, 11, 11, B, W, idle}, reason: work},
+	)
+	add(answered(9)...) // 6.5ms, 5.5 before the wake, the send 3.7
+	add(
+		why{change: change{11, 1, 2, R, B, nil}},
+		// Another goroutine wakes the writer and does not wait for etcd.
+		why{change: change{11.2, 1, 3, NE, R, []string{"workload.fakeOther"}}},
+		why{change: change{11.3, 1, 3, R, B, nil}},
+		why{change: change{11.5, 3, 11, W, R, nil}},
+		why{change: change{11.6, 3, 3, B, W, sleep}, reason: "sleep"},
+		// 2: the writer awake: not sampled.
+		why{change: change{12, 2, 2, B, W, header}, reason: answer},
+		why{change: change{13, 1, 11, R, B, nil}},
+		why{change: change{13.5, 11, 11, B, S, drain}},
+		why{change: change{13.7, 11, 11, S, B, nil}},
+		why{change: change{14, 11, 11, B, W, idle}, reason: work},
+	)
+	add(answered(15)...) // 4ms
+	add(
+		why{change: change{17, 1, 2, R, B, nil}},
+		// 3: the writer writes and waits for work again before the wait.
+		why{change: change{18, 2, 11, W, R, nil}},
+		why{change: change{18.2, 1, 11, R, B, nil}},
+		why{change: change{18.3, 11, 11, B, S, drain}},
+		why{change: change{18.4, 11, 11, S, B, nil}},
+		why{change: change{18.5, 11, 11, B, W, idle}, reason: work},
+		why{change: change{19, 2, 2, B, W, header}, reason: answer},
+	)
+	add(answered(22)...) // 4ms, 3 before the wake, the send 0
+	add(
+		why{change: change{24, 1, 2, R, B, nil}},
+		// 4: a write filling the buffer, then a drain, both before the
+		// wait; the writer waits for work after it began.
+		why{change: change{25, 2, 11, W, R, nil}},
+		why{change: change{25.5, 1, 11, R, B, nil}},
+		why{change: change{25.6, 11, 11, B, S, fill}},
+		why{change: change{25.8, 11, 11, S, B, nil}},
+		why{change: change{25.9, 11, 11, B, S, drain}},
+		why{change: change{26, 2, 2, B, W, header}, reason: answer},
+		why{change: change{26.3, 11, 11, S, B, nil}},
+		why{change: change{27, 11, 11, B, W, idle}, reason: work},
+	)
+	add(answered(28)...) // 3ms, 2 before the wake, the send at most 0.3
+	add(
+		why{change: change{30, 1, 2, R, B, nil}},
+		// 5: woken twice in one run; the answer is read before the
+		// writer drains.
+		why{change: change{31, 2, 11, W, R, nil}},
+		why{change: change{31.2, 1, 11, R, B, nil}},
+		why{change: change{31.3, 11, 11, B, S, drain}},
+		why{change: change{31.4, 11, 11, S, B, nil}},
+		why{change: change{31.5, 11, 11, B, W, idle}, reason: work},
+		why{change: change{32, 2, 11, W, R, nil}},
+		why{change: change{33, 2, 2, B, W, header}, reason: answer},
+		why{change: change{34, 1, 11, R, B, nil}},
+		why{change: change{34.2, 11, 11, B, S, fill}},
+		why{change: change{34.4, 11, 11, S, B, nil}},
+	)
+	add(answered(35)...) // 3ms, 2 before the wake, the send 1.4 to 2.8
+	add(
+		why{change: change{36.5, 11, 11, B, S, drain}},
+		why{change: change{36.7, 11, 11, S, B, nil}},
+		why{change: change{37, 11, 11, B, W, idle}, reason: work},
+		why{change: change{37.5, 1, 2, R, B, nil}},
+		// 6: the writer writes, waits for work, and another goroutine
+		// wakes it before the wait begins: not sampled.
+		why{change: change{40, 2, 11, W, R, nil}},
+		why{change: change{40.2, 1, 11, R, B, nil}},
+		why{change: change{40.3, 11, 11, B, S, drain}},
+		why{change: change{40.4, 11, 11, S, B, nil}},
+		why{change: change{40.5, 11, 11, B, W, idle}, reason: work},
+		why{change: change{40.6, N, 3, W, R, nil}},
+		why{change: change{40.65, 1, 3, R, B, nil}},
+		why{change: change{40.7, 3, 11, W, R, nil}},
+		why{change: change{40.8, 3, 3, B, W, sleep}, reason: "sleep"},
+		why{change: change{41, 2, 2, B, W, header}, reason: answer},
+		why{change: change{41.2, 1, 11, R, B, nil}},
+		why{change: change{41.5, 11, 11, B, S, drain}},
+		why{change: change{41.7, 11, 11, S, B, nil}},
+		why{change: change{42, 11, 11, B, W, idle}, reason: work},
+	)
+	add(answered(43)...) // 3ms
+	add(
+		why{change: change{45, 1, 2, R, B, nil}},
+		// 7: a wake, then a wait for an answer's message: not sampled.
+		why{change: change{46, 2, 11, W, R, nil}},
+		why{change: change{46.5, 2, 2, B, W, message}, reason: "chan receive"},
+		why{change: change{47, 1, 11, R, B, nil}},
+		why{change: change{47.1, 11, 11, B, S, drain}},
+		why{change: change{47.3, 11, 11, S, B, nil}},
+		why{change: change{47.5, 11, 11, B, W, idle}, reason: work},
+	)
+	add(answered(48)...) // 2.5ms
+	add(
+		why{change: change{49.5, 1, 2, R, B, nil}},
+		// 8: the writer runs before the wait begins; its first draining
+		// write after, begun before it looked for work again, may not
+		// hold the call: the second does.
+		why{change: change{50, 2, 11, W, R, nil}},
+		why{change: change{50.2, 1, 11, R, B, nil}},
+		why{change: change{50.5, 2, 2, B, W, header}, reason: answer},
+		why{change: change{50.6, 11, 11, B, S, drain}},
+		why{change: change{50.8, 11, 11, S, B, nil}},
+		why{change: change{51, 11, 11, B, S, drain}},
+		why{change: change{51.3, 11, 11, S, B, nil}},
+		why{change: change{51.5, 11, 11, B, W, idle}, reason: work},
+	)
+	add(answered(53)...) // 3.5ms, 2.5 before the wake, the send 0.3 to 0.8
+	add(
+		why{change: change{55, 1, 2, R, B, nil}},
+		why{change: change{56, 2, 2, B, NE, nil}},
+	)
+	for _, c := range cs {
+		s.transition(c.goChange())
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	del := s.out.Requests["delete"]
+	if del == nil || del.EtcdWaits == nil {
+		t.Fatalf("requests = %+v, want a delete that waited for etcd", s.out.Requests)
+	}
+	w := *del.EtcdWaits
+	if w.Count != 8 || !near(w.Seconds, 0.0295) {
+		t.Errorf("the delete's waits for etcd = %+v, want 8 of 29.5ms", w)
+	}
+	if w.SendSampled != 5 || !near(w.SendSampledSeconds, 0.02) || !near(w.SendSampledBeforeWakeSeconds, 0.015) {
+		t.Errorf("sampled %d waits of %.4fs, %.4fs before the wake; want 5 of 20ms (6.5+4+3+3+3.5), 15 before (5.5+3+2+2+2.5)",
+			w.SendSampled, w.SendSampledSeconds, w.SendSampledBeforeWakeSeconds)
+	}
+	if !near(w.SendAtLeastSeconds, 0.0054) || !near(w.SendAtMostSeconds, 0.0076) || w.SendDrained != 2 {
+		t.Errorf("the sends took at least %.4fs and at most %.4fs, %d at most by a draining write; want 5.4ms (3.7+0+0+1.4+0.3) and 7.6 (3.7+0+0.3+2.8+0.8), 2 (the first and last)",
+			w.SendAtLeastSeconds, w.SendAtMostSeconds, w.SendDrained)
+	}
+	if !near(w.SendWriterWaitToRunSeconds, 0.0059) {
+		t.Errorf("the writer waited %.4fs to run in the sampled sends, want 5.9ms (3+0.2+0.5+2+0.2)", w.SendWriterWaitToRunSeconds)
 	}
 }

@@ -191,13 +191,19 @@ func TestSnapshotRejectsAnEmptyWindowAndWritesNothing(t *testing.T) {
 	}
 }
 
+// TestFindRun: a run is found by its ID, and by its folder, whose name
+// (from its start) can differ from the ID (taken just before it).
 func TestFindRun(t *testing.T) {
 	root := t.TempDir()
-	if _, err := record.WriteRecord(root, record.Record{ID: "churn-1", Kind: "churn", Started: time.Now().Add(-time.Minute), Ended: time.Now()}); err != nil {
+	dir, err := record.WriteRecord(root, record.Record{ID: "churn-1", Kind: "churn", Started: time.Now().Add(-time.Minute), Ended: time.Now()})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if r, err := record.FindRun(root, "churn-1"); err != nil || r.Kind != "churn" {
 		t.Errorf("FindRun = %+v, %v", r, err)
+	}
+	if r, err := record.FindRun(root, filepath.Base(dir)); err != nil || r.ID != "churn-1" {
+		t.Errorf("FindRun(%q) = %+v, %v; want the run in that folder", filepath.Base(dir), r, err)
 	}
 	if _, err := record.FindRun(root, "nope"); err == nil || !strings.Contains(err.Error(), `no run "nope"`) {
 		t.Errorf("missing run: %v", err)

@@ -129,7 +129,8 @@ func TestPrintAPIServerTrace(t *testing.T) {
 		Requests: map[string]*workload.TracedRequests{
 			"delete": {Count: 4, Seconds: 2, RunningSeconds: 0.5, WaitToRunSeconds: 0.8, EtcdSeconds: 0.4, Slow: 1, SlowSeconds: 1, SlowRunning: 0.2, SlowWaitToRun: 0.5, SlowEtcd: 0.1,
 				EtcdWaits: &workload.TracedEtcdWaits{Count: 8, Requests: 4, Seconds: 0.4, HandOverAtMostSeconds: 0.2, HandOverAtLeastSeconds: 0.04,
-					BeforeWakeSeconds: 0.3, ReaderWaitToRunSeconds: 0.06, ReaderRunningSeconds: 0.04, NoNetworkWait: 2, Other: 1, OtherSeconds: 0.01}},
+					BeforeWakeSeconds: 0.3, ReaderWaitToRunSeconds: 0.06, ReaderRunningSeconds: 0.04, NoNetworkWait: 2, Other: 1, OtherSeconds: 0.01,
+					SendSampled: 3, SendSampledSeconds: 0.15, SendAtLeastSeconds: 0.006, SendAtMostSeconds: 0.0096, SendWriterWaitToRunSeconds: 0.0045}},
 			"get":    {Count: 10, Seconds: 0.1, RunningSeconds: 0.05},
 			"patch":  {Count: 9, Seconds: 0.1},
 			"create": {Count: 8, Seconds: 0.1},
@@ -144,7 +145,7 @@ func TestPrintAPIServerTrace(t *testing.T) {
 		"  apiserver trace, the hold's first 30s (12.5 MB): requests received and answered in it, their time, and of it running / else waiting to run / else waiting for etcd:\n",
 		"    get: 10, mean 10ms: 50% / 0% / 0%\n",
 		"    delete: 4, mean 500ms: 25% / 40% / 20%; 1 of 0.5s or more, mean 1.00s: 20% / 50% / 10%\n",
-		"    delete's waits for etcd: 8 ended by a reader, in 4 requests, 100.0ms a request; the answer's hand-over in the apiserver at most 50%, at least 10%; before the reader's wake 75%, then the reader 15% waiting to run / 10% running / 0% blocked; in 2 the reader was not woken by bytes; 1 not split (ended otherwise, or on a lock)\n",
+		"    delete's waits for etcd: 8 ended by a reader, in 4 requests, 100.0ms a request; the answer's hand-over in the apiserver at most 50%, at least 10%; before the reader's wake 75%, then the reader 15% waiting to run / 10% running / 0% blocked; in 2 the reader was not woken by bytes; 1 not split (ended otherwise, or on a lock); 3 sampled (a call's first wait, begun just after its request woke the connection's idle writer), mean 50.0ms, the call's send 2.00–3.20ms (the writer waiting to run 1.50ms)\n",
 		"    etcd connections: 68 readers, woken 900 times by bytes to read, 40 of them by a thread without a P\n",
 		"    goroutines' waits to run, every one: requests 50, 1.3s (7 of 10ms or more); etcd client 9, 0.1s (0 of 10ms or more)\n",
 	} {

@@ -451,6 +451,10 @@ func printAPIServerTrace(w io.Writer, t *workload.APIServerTrace) {
 		if e.Other > 0 {
 			fmt.Fprintf(w, "; %d not split (ended otherwise, or on a lock)", e.Other)
 		}
+		if n := float64(e.SendSampled); n > 0 {
+			fmt.Fprintf(w, "; %d sampled (a call's first wait, begun just after its request woke the connection's idle writer), mean %.1fms, the call's send %.2f–%.2fms (the writer waiting to run %.2fms)",
+				e.SendSampled, 1000*e.SendSampledSeconds/n, 1000*e.SendAtLeastSeconds/n, 1000*e.SendAtMostSeconds/n, 1000*e.SendWriterWaitToRunSeconds/n)
+		}
 		fmt.Fprintln(w)
 	}
 	if r := t.EtcdReaders; r != nil && r.Readers > 0 {
