@@ -197,12 +197,11 @@ func RunsIn(root string, start, end time.Time) ([]Record, error) {
 	}
 	runs := []Record{}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		r, ok, err := readRecord(f)
 		if err != nil {
 			return nil, err
 		}
-		var r Record
-		if err := json.Unmarshal(data, &r); err != nil || r.Kind == "" {
+		if !ok {
 			continue // a snapshot's run.json, or not a record at all
 		}
 		if r.Started.Before(end) && r.Ended.After(start) {
@@ -213,11 +212,25 @@ func RunsIn(root string, start, end time.Time) ([]Record, error) {
 	return runs, nil
 }
 
-// FindRun returns the record of the run under root whose folder, or
-// whose ID, is id. The folder is what `ls` and a run's "run record:"
-// line show; the ID, which names the run's objects in the cluster, is
-// taken before the run starts and so can differ from it by a second,
-// or by the -2 of a second run started in the same second.
+// readRecord reads a run record from file; ok is false for a file that
+// holds none (a snapshot's run.json).
+func readRecord(file string) (r Record, ok bool, err error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return Record{}, false, err
+	}
+	if json.Unmarshal(data, &r) != nil || r.Kind == "" {
+		return Record{}, false, nil
+	}
+	return r, true, nil
+}
+
+// FindRun returns the record of the run under root whose ID is id, else
+// of the run in folder id. The folder is what `ls` and a run's "run
+// record:" line show; the ID, which names the run's objects in the
+// cluster, is taken before the run starts and so can differ from its
+// folder's name by a second, or by the -2 of a second run started in
+// the same second.
 func FindRun(root, id string) (Record, error) {
 	runs, err := RunsIn(root, time.Time{}, time.Now().Add(24*time.Hour))
 	if err != nil {
@@ -231,12 +244,9 @@ func FindRun(root, id string) (Record, error) {
 	// No run has that ID (one run's ID can be another's folder name, a
 	// second apart): the run in that folder.
 	if id != "" && id == filepath.Base(id) && id != "." && id != ".." {
-		if data, err := os.ReadFile(filepath.Join(root, id, "run.json")); err == nil {
-			var r Record
-			if json.Unmarshal(data, &r) == nil && r.Kind != "" {
-				return r, nil
-			}
+		if r, ok, err := readRecord(filepath.Join(root, id, "run.json")); err == nil && ok {
+			return r, nil
 		}
 	}
-	return Record{}, fmt.Errorf("no run %q under %s: `ls %s` lists the runs", id, root, root)
+	return Record{}, fmt.Errorf("no run with ID or folder %q under %s: `ls %s` lists the runs", id, root, root)
 }

@@ -140,24 +140,32 @@ type TracedEtcdWaits struct {
 	// SendSampled counts the waits (of Count) for a call's answer's
 	// headers (its first wait) whose goroutine woke its connection's
 	// writer from waiting for work (as handing it a frame does) and
-	// then, without stopping, began the wait: the writer is known, and
-	// the frame that woke it was written after the wake.
-	// SendSampledSeconds and SendSampledBeforeWakeSeconds are those
+	// then, without stopping, began the wait, unless the writer waited
+	// for work again and another goroutine woke it before the wait
+	// began (the call's last frame may then have woken no one): the
+	// writer is known, and the frame that woke it was written after the
+	// wake. SendSampledSeconds and SendSampledBeforeWakeSeconds are those
 	// waits' Seconds and BeforeWakeSeconds. Their call's send, from the
 	// wait's start, is bounded: SendAtLeastSeconds is the time to the
 	// end of the writer's first write after the wake (0 if it ended
 	// before the wait began); SendAtMostSeconds the time to the end of
 	// its first write that drains its buffer (its loop's Flush, made
 	// once it found nothing more to do) begun after it had looked for
-	// work since the wait began, else of its last write before it
+	// work since the wait began (it had not run before the wait began,
+	// or a draining write of its had ended since), else of its last
+	// write before it
 	// waited for work after the wait began; no later than the end of
 	// the reader's last read, which held the answer (or the wait's end
 	// where a read was missed); and 0 if the writer waited for work
 	// again before the wait began with no other wake between (it writes
 	// all it holds first, and the call's last frame would have woken
 	// it). SendDrained counts the sampled waits whose SendAtMostSeconds
-	// is a draining write's end. SendWriterWaitToRunSeconds is the
-	// writer's waiting to run from the wake to its first write's end.
+	// is that first draining write's end (not the writer's last write
+	// before it waited for work, the read's end, or 0).
+	// SendWriterWaitToRunSeconds is the writer's waiting to run from the
+	// wake (just before the wait began) to its first write's end, in
+	// every sampled wait, those whose send was 0 too: not a part of the
+	// send.
 	SendSampled                  int     `json:"sendSampled"`
 	SendDrained                  int     `json:"sendDrained"`
 	SendSampledSeconds           float64 `json:"sendSampledSeconds"`
@@ -471,7 +479,7 @@ func (w *tracedWriter) waitToRunAt(now trace.Time) time.Duration {
 // idle writer, as the trace is read.
 type callSend struct {
 	// The writer's waiting to run at the wake, and from it to its
-	// first write's end (firstWrite).
+	// first write's end (firstWrite), which begins before start.
 	waitAtWoken, writerWait time.Duration
 	// start is when the goroutine began to wait for the answer's
 	// headers (0: not yet). drained is the end of the writer's first
@@ -481,15 +489,15 @@ type callSend struct {
 	start, firstWrite, drained trace.Time
 	byWrite                    bool
 	// ran: the writer ran after the wake. looked: it has looked for
-	// work since start: it had not run before start, or one of its
-	// writes ended after it (a write is made after a look, so a
-	// draining write begun after start can still follow a look before
-	// it, when the call's last frame was not yet handed over).
+	// work since start: it had not run before start, or a draining
+	// write of its ended after it (a draining write begun after start
+	// can still follow a look before it, when the call's last frame was
+	// not yet handed over).
 	ran, looked bool
 	// idleBefore: the writer waited for work after the wake and
-	// before start, with no other wake between; dead: the goroutine
-	// did not wait for an answer's headers next, or another wake made
-	// the send unknown.
+	// before start, with no other wake between; dead (looked at only
+	// until start): the goroutine did not wait for an answer's headers
+	// next, or another wake made the send unknown.
 	idleBefore, dead bool
 }
 
@@ -871,7 +879,10 @@ func (s *traceSummary) writerChanged(w *tracedWriter, c goChange, m stackMarks) 
 			if w.draining && cs.looked && w.writeStart >= cs.start {
 				cs.drained, cs.byWrite = now, true
 			}
-			cs.looked = true
+			// After a draining write the loop waits for work or takes
+			// it: a look. (A write made because the buffer filled can
+			// follow the look that found nothing, before the drain.)
+			cs.looked = cs.looked || w.draining
 		}
 	case c.from == trace.GoRunning && c.to == trace.GoWaiting && c.reason == "network":
 		// A write that did not take all it was given (the socket was
@@ -949,8 +960,9 @@ func (s *traceSummary) etcdAnswered(g *tracedGoroutine, req *tracedRequest, c go
 	w.ReaderWaitToRunSeconds = after.waitToRun.Seconds()
 	w.ReaderRunningSeconds = after.running.Seconds()
 	w.ReaderBlockedSeconds = after.blocked.Seconds()
-	if cs := g.send; cs != nil && cs.start == g.since {
-		// The call was sent before its answer was read.
+	if cs := g.send; cs != nil {
+		// The call was sent before its answer was read: most is at
+		// most the read's end.
 		most := answered
 		switch {
 		case cs.idleBefore:
@@ -960,7 +972,7 @@ func (s *traceSummary) etcdAnswered(g *tracedGoroutine, req *tracedRequest, c go
 		}
 		most = max(most, cs.start)
 		least := min(max(cs.firstWrite, cs.start), most)
-		if cs.byWrite && !cs.idleBefore && cs.drained <= answered {
+		if cs.byWrite && cs.drained <= answered {
 			w.SendDrained = 1
 		}
 		w.SendSampled, w.SendSampledSeconds, w.SendSampledBeforeWakeSeconds = 1, w.Seconds, w.BeforeWakeSeconds

@@ -421,15 +421,17 @@ func TestTraceEtcdWaits(t *testing.T) {
 }
 
 // TestTraceCallSends reads made-up events: a request's goroutine waits
-// for an answer's headers eight times, and five of those waits are
+// for an answer's headers ten times, and seven of those waits are
 // sampled, having woken the connection's idle writer just before: the
 // call written by the writer's first write, after two waits to run (one
 // after a yield); written before the wait began (the writer waited for
 // work again); written by a draining write begun before the wait, the
 // first write after the wake only filling the buffer; with the answer
 // read before the writer drained, after the goroutine had woken it
-// twice; and with the writer running before the wait began, so that
-// only its second draining write is known to hold the call. Not
+// twice; with the writer running before the wait began, so that only
+// its second draining write is known to hold the call, even after a
+// write made because its buffer filled; and with a draining write the
+// socket did not take whole, finished after a wait for the network. Not
 // sampled: the writer already awake; the writer waiting for work again
 // and woken by another goroutine before the wait began (the call's last
 // frame then woke no one); a wake followed by a wait that is not for an
@@ -588,7 +590,41 @@ func TestTraceCallSends(t *testing.T) {
 	add(answered(53)...) // 3.5ms, 2.5 before the wake, the send 0.3 to 0.8
 	add(
 		why{change: change{55, 1, 2, R, B, nil}},
-		why{change: change{56, 2, 2, B, NE, nil}},
+		// 9: the writer runs before the wait; a write made because its
+		// buffer filled, then a drain with no look between: only the
+		// next drain is known to hold the call.
+		why{change: change{57, 2, 11, W, R, nil}},
+		why{change: change{57.2, 1, 11, R, B, nil}},
+		why{change: change{57.5, 2, 2, B, W, header}, reason: answer},
+		why{change: change{57.6, 11, 11, B, S, fill}},
+		why{change: change{57.8, 11, 11, S, B, nil}},
+		why{change: change{58, 11, 11, B, S, drain}},
+		why{change: change{58.2, 11, 11, S, B, nil}},
+		why{change: change{58.4, 11, 11, B, S, drain}},
+		why{change: change{58.6, 11, 11, S, B, nil}},
+		why{change: change{59, 11, 11, B, W, idle}, reason: work},
+	)
+	add(answered(60)...) // 3.5ms, 2.5 before the wake, the send 0.3 to 1.1
+	add(
+		why{change: change{62, 1, 2, R, B, nil}},
+		// 10: the drain's write does not take it all; the writer waits
+		// for the network and writes the rest.
+		why{change: change{63, 2, 11, W, R, nil}},
+		why{change: change{63.5, 2, 2, B, W, header}, reason: answer},
+		why{change: change{64, 1, 11, R, B, nil}},
+		why{change: change{64.2, 11, 11, B, S, drain}},
+		why{change: change{64.4, 11, 11, S, B, nil}},
+		why{change: change{64.5, 11, 11, B, W, []string{"runtime.netpollblock", "workload.fakeFlush", "workload.fakeWriter"}}, reason: network},
+		why{change: change{65, N, 11, W, R, nil}},
+		why{change: change{65.5, 1, 11, R, B, nil}},
+		why{change: change{65.6, 11, 11, B, S, drain}},
+		why{change: change{65.8, 11, 11, S, B, nil}},
+		why{change: change{66, 11, 11, B, W, idle}, reason: work},
+	)
+	add(answered(67)...) // 4.5ms, 3.5 before the wake, the send 0.9 to 2.3
+	add(
+		why{change: change{69, 1, 2, R, B, nil}},
+		why{change: change{70, 2, 2, B, NE, nil}},
 	)
 	for _, c := range cs {
 		s.transition(c.goChange())
@@ -599,18 +635,18 @@ func TestTraceCallSends(t *testing.T) {
 		t.Fatalf("requests = %+v, want a delete that waited for etcd", s.out.Requests)
 	}
 	w := *del.EtcdWaits
-	if w.Count != 8 || !near(w.Seconds, 0.0295) {
-		t.Errorf("the delete's waits for etcd = %+v, want 8 of 29.5ms", w)
+	if w.Count != 10 || !near(w.Seconds, 0.0375) {
+		t.Errorf("the delete's waits for etcd = %+v, want 10 of 37.5ms", w)
 	}
-	if w.SendSampled != 5 || !near(w.SendSampledSeconds, 0.02) || !near(w.SendSampledBeforeWakeSeconds, 0.015) {
-		t.Errorf("sampled %d waits of %.4fs, %.4fs before the wake; want 5 of 20ms (6.5+4+3+3+3.5), 15 before (5.5+3+2+2+2.5)",
+	if w.SendSampled != 7 || !near(w.SendSampledSeconds, 0.028) || !near(w.SendSampledBeforeWakeSeconds, 0.021) {
+		t.Errorf("sampled %d waits of %.4fs, %.4fs before the wake; want 7 of 28ms (6.5+4+3+3+3.5+3.5+4.5), 21 before (5.5+3+2+2+2.5+2.5+3.5)",
 			w.SendSampled, w.SendSampledSeconds, w.SendSampledBeforeWakeSeconds)
 	}
-	if !near(w.SendAtLeastSeconds, 0.0054) || !near(w.SendAtMostSeconds, 0.0076) || w.SendDrained != 2 {
-		t.Errorf("the sends took at least %.4fs and at most %.4fs, %d at most by a draining write; want 5.4ms (3.7+0+0+1.4+0.3) and 7.6 (3.7+0+0.3+2.8+0.8), 2 (the first and last)",
+	if !near(w.SendAtLeastSeconds, 0.0066) || !near(w.SendAtMostSeconds, 0.011) || w.SendDrained != 4 {
+		t.Errorf("the sends took at least %.4fs and at most %.4fs, %d at most by a draining write; want 6.6ms (3.7+0+0+1.4+0.3+0.3+0.9) and 11 (3.7+0+0.3+2.8+0.8+1.1+2.3), 4 (the first and the last three)",
 			w.SendAtLeastSeconds, w.SendAtMostSeconds, w.SendDrained)
 	}
-	if !near(w.SendWriterWaitToRunSeconds, 0.0059) {
-		t.Errorf("the writer waited %.4fs to run in the sampled sends, want 5.9ms (3+0.2+0.5+2+0.2)", w.SendWriterWaitToRunSeconds)
+	if !near(w.SendWriterWaitToRunSeconds, 0.0071) {
+		t.Errorf("the writer waited %.4fs to run in the sampled sends, want 7.1ms (3+0.2+0.5+2+0.2+0.2+1)", w.SendWriterWaitToRunSeconds)
 	}
 }

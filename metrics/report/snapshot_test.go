@@ -192,7 +192,8 @@ func TestSnapshotRejectsAnEmptyWindowAndWritesNothing(t *testing.T) {
 }
 
 // TestFindRun: a run is found by its ID, and by its folder, whose name
-// (from its start) can differ from the ID (taken just before it).
+// (from its start) can differ from the ID (taken just before it); where
+// one run's folder name is another's ID, the ID wins.
 func TestFindRun(t *testing.T) {
 	root := t.TempDir()
 	dir, err := record.WriteRecord(root, record.Record{ID: "churn-1", Kind: "churn", Started: time.Now().Add(-time.Minute), Ended: time.Now()})
@@ -205,7 +206,13 @@ func TestFindRun(t *testing.T) {
 	if r, err := record.FindRun(root, filepath.Base(dir)); err != nil || r.ID != "churn-1" {
 		t.Errorf("FindRun(%q) = %+v, %v; want the run in that folder", filepath.Base(dir), r, err)
 	}
-	if _, err := record.FindRun(root, "nope"); err == nil || !strings.Contains(err.Error(), `no run "nope"`) {
+	if _, err := record.WriteRecord(root, record.Record{ID: filepath.Base(dir), Kind: "load", Started: time.Now().Add(time.Hour), Ended: time.Now().Add(2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := record.FindRun(root, filepath.Base(dir)); err != nil || r.Kind != "load" {
+		t.Errorf("FindRun(%q) = %+v, %v; want the run with that ID, not the one in that folder", filepath.Base(dir), r, err)
+	}
+	if _, err := record.FindRun(root, "nope"); err == nil || !strings.Contains(err.Error(), `no run with ID or folder "nope"`) {
 		t.Errorf("missing run: %v", err)
 	}
 }

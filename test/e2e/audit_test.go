@@ -139,24 +139,18 @@ func TestAuditLog(t *testing.T) {
 		t.Errorf("the traced DELETEs' waits for etcd %+v; want at least 2 ended by readers, in 2 requests, reads seen, at least ≤ at most ≤ the wait", w)
 	}
 	// On a quiet fleet calls often find their connection's writer
-	// waiting for work: their sends are sampled, bounded (least ≤ most ≤
-	// the wait), and the writers' writes seen, draining ones among them.
-	waits, sampled, drained, least, most := 0, 0, 0, 0.0, 0.0
-	for verb, r := range tr.Requests {
-		e := r.EtcdWaits
-		if e == nil {
-			continue
+	// waiting for work: their sends are sampled and timed, and the
+	// writers' draining writes seen (the marks match kube-apiserver's
+	// gRPC).
+	waits, sampled, drained, least := 0, 0, 0, 0.0
+	for _, r := range tr.Requests {
+		if e := r.EtcdWaits; e != nil {
+			waits, sampled, drained, least = waits+e.Count, sampled+e.SendSampled, drained+e.SendDrained, least+e.SendAtLeastSeconds
 		}
-		if e.SendSampled > e.Count || e.SendDrained > e.SendSampled || e.SendAtLeastSeconds > e.SendAtMostSeconds+1e-9 ||
-			e.SendAtMostSeconds > e.SendSampledSeconds+1e-9 || e.SendSampledSeconds > e.Seconds+1e-9 {
-			t.Errorf("the traced %s requests' sampled sends %+v: want at most their waits, least ≤ most ≤ the sampled waits ≤ the waits", verb, e)
-		}
-		waits, sampled, drained = waits+e.Count, sampled+e.SendSampled, drained+e.SendDrained
-		least, most = least+e.SendAtLeastSeconds, most+e.SendAtMostSeconds
 	}
-	if sampled*10 < waits || drained < 1 || least <= 0 || most <= 0 {
-		t.Errorf("the traced requests' waits for etcd: %d, %d of them sampled, %d sent by a draining write seen, their sends %gs to %gs; want a tenth or more sampled, draining writes seen, their sends timed",
-			waits, sampled, drained, least, most)
+	if sampled*10 < waits || drained < 1 || least <= 0 {
+		t.Errorf("the traced requests' waits for etcd: %d, %d of them sampled, %d sent by a draining write seen, their sends at least %gs; want a tenth or more sampled, draining writes seen, the sends timed",
+			waits, sampled, drained, least)
 	}
 	if r := tr.EtcdReaders; r == nil || r.Readers < 1 || r.NetworkWakes < 1 || tr.WaitsToRun["etcd writer"] == nil {
 		t.Errorf("the trace's etcd readers %+v and writers' waits %+v; want readers woken by bytes, and writers", r, tr.WaitsToRun["etcd writer"])

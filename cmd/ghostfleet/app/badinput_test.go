@@ -146,7 +146,7 @@ func TestBadInputBattery(t *testing.T) {
 		{[]string{"snapshot", "--since", "0"}, "--since 0s is out of range"},
 		{[]string{"snapshot", "--step", "100ms"}, "--step 100ms is out of range: it must be at least 1s"},
 		// Missing or corrupt run folders.
-		{[]string{"snapshot", "--run", "nosuch"}, `no run "nosuch" under`},
+		{[]string{"snapshot", "--run", "nosuch"}, `no run with ID or folder "nosuch" under`},
 		{[]string{"report", filepath.Join(f.results, "nosuch")}, "is not a snapshot folder"},
 		{[]string{"report", f.corruptSnapshot}, "slo.json"},
 		{[]string{"report", "--compare", f.corruptSnapshot}, "--compare takes two snapshot folders"},

@@ -145,7 +145,7 @@ func TestPrintAPIServerTrace(t *testing.T) {
 		"  apiserver trace, the hold's first 30s (12.5 MB): requests received and answered in it, their time, and of it running / else waiting to run / else waiting for etcd:\n",
 		"    get: 10, mean 10ms: 50% / 0% / 0%\n",
 		"    delete: 4, mean 500ms: 25% / 40% / 20%; 1 of 0.5s or more, mean 1.00s: 20% / 50% / 10%\n",
-		"    delete's waits for etcd: 8 ended by a reader, in 4 requests, 100.0ms a request; the answer's hand-over in the apiserver at most 50%, at least 10%; before the reader's wake 75%, then the reader 15% waiting to run / 10% running / 0% blocked; in 2 the reader was not woken by bytes; 1 not split (ended otherwise, or on a lock); 3 sampled (a call's first wait, begun just after its request woke the connection's idle writer), mean 50.0ms, the call's send 2.00–3.20ms (the writer waiting to run 1.50ms)\n",
+		"    delete's waits for etcd: 8 ended by a reader, in 4 requests, 100.0ms a request; the answer's hand-over in the apiserver at most 50%, at least 10%; before the reader's wake 75%, then the reader 15% waiting to run / 10% running / 0% blocked; in 2 the reader was not woken by bytes; 1 not split (ended otherwise, or on a lock); 3 sampled (a call's first wait, begun just after its request woke the connection's idle writer), mean 50.0ms, the call's send 2.00–3.20ms (the writer's wait to run from the wake to its first write 1.50ms)\n",
 		"    etcd connections: 68 readers, woken 900 times by bytes to read, 40 of them by a thread without a P\n",
 		"    goroutines' waits to run, every one: requests 50, 1.3s (7 of 10ms or more); etcd client 9, 0.1s (0 of 10ms or more)\n",
 	} {

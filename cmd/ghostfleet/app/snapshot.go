@@ -67,7 +67,7 @@ minute before the snapshot.`,
 	}
 	fs := cmd.Flags()
 	fs.DurationVar(&o.Since, "since", o.Since, "window: this long before now")
-	fs.StringVar(&o.RunID, "run", "", "window: the run in this folder under the results directory (or with this ID), a minute either side")
+	fs.StringVar(&o.RunID, "run", "", "window: the run with this ID, else the one in this folder under the results directory, a minute either side")
 	fs.DurationVar(&o.Step, "step", o.Step, "resolution of the series (Prometheus scrapes every 15s); with the direct source, how often it scrapes")
 	fs.BoolVar(&o.check, "check", false, "exit 1 when an SLO fails")
 	fs.StringVar(&o.prometheusURL, "prometheus-url", "", "Prometheus of an attached cluster (with --kubeconfig)")

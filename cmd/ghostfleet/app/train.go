@@ -109,7 +109,11 @@ after the answer reached the apiserver (at most: after the connection's
 reader that ended it last began to wait for bytes, or the wait's start;
 at least: after its last read, or the wait's start), and what that
 reader did after it was last woken by bytes, or the wait's start
-(waiting to run, running or blocked); and every goroutine's waits to run
+(waiting to run, running or blocked); for a sample of the calls (a
+call's first wait, begun just after its request woke the connection's
+idle gRPC writer), how long the call took to be written, bounded by the
+writer's first write after the wake and its first draining write after
+it looked for work; and every goroutine's waits to run
 by kind (a request's, the etcd connections' readers and writers, the
 rest). The trace is saved to a temporary file as it arrives, read after
 the hold (an interrupt that cuts it short leaves it out), then removed.
@@ -452,7 +456,7 @@ func printAPIServerTrace(w io.Writer, t *workload.APIServerTrace) {
 			fmt.Fprintf(w, "; %d not split (ended otherwise, or on a lock)", e.Other)
 		}
 		if n := float64(e.SendSampled); n > 0 {
-			fmt.Fprintf(w, "; %d sampled (a call's first wait, begun just after its request woke the connection's idle writer), mean %.1fms, the call's send %.2f–%.2fms (the writer waiting to run %.2fms)",
+			fmt.Fprintf(w, "; %d sampled (a call's first wait, begun just after its request woke the connection's idle writer), mean %.1fms, the call's send %.2f–%.2fms (the writer's wait to run from the wake to its first write %.2fms)",
 				e.SendSampled, 1000*e.SendSampledSeconds/n, 1000*e.SendAtLeastSeconds/n, 1000*e.SendAtMostSeconds/n, 1000*e.SendWriterWaitToRunSeconds/n)
 		}
 		fmt.Fprintln(w)
