@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver experiment-f-restart-scheduler-cpu experiment-f-restart-writes experiment-f-restart-audit experiment-f-restart-gc-workers experiment-f-restart-request-times experiment-f-restart-trace experiment-f-restart-sched-etcd experiment-f-restart-procs experiment-f-restart-etcd-trace
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver experiment-f-restart-scheduler-cpu experiment-f-restart-writes experiment-f-restart-audit experiment-f-restart-gc-workers experiment-f-restart-request-times experiment-f-restart-trace experiment-f-restart-sched-etcd experiment-f-restart-procs experiment-f-restart-etcd-trace experiment-f-gang-queue
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -243,3 +243,9 @@ experiment-f-restart-procs:
 # etcd's own gRPC server?
 experiment-f-restart-etcd-trace:
 	RESTART=job DOWN=0 TRACE=30s ETCD_TRACE=180s PROFILES="scenarios/profiles/lever-cm-burst-audit-gang.yaml scenarios/profiles/lever-cm-qps-audit-gc100-gang.yaml" hack/experiment-f-breaks.sh
+
+# Experiment F, twenty-fifth part (docs/experiment-design.md): what a gang
+# that cannot fit costs a steady stream of other pods (three pairs of
+# arms, with and without the waiting gang, on one gang-profile fleet).
+experiment-f-gang-queue:
+	hack/experiment-f-gang-queue.sh

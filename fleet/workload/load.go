@@ -184,8 +184,20 @@ type Verdict struct {
 	SchedulerQueueMax float64 `json:"schedulerQueueMax,omitempty"`
 	// AttemptRate is scheduling attempts per second over the run.
 	AttemptRate float64 `json:"attemptRate"`
-	Source      string  `json:"source"` // "watch" or "watch+prometheus"
-	Explanation string  `json:"explanation"`
+	// PodGroupAttempts and PodGroupAttemptSeconds are the scheduler's pod
+	// group (gang) scheduling cycles over the run and their summed time
+	// (scheduler_podgroup_schedule_attempts_total and
+	// scheduler_podgroup_scheduling_attempt_duration_seconds_sum, which it
+	// exports with the GenericWorkload gate on): while one runs, no other
+	// pod is scheduled. 0 without such cycles; from Prometheus only.
+	PodGroupAttempts       float64 `json:"podGroupAttempts"`
+	PodGroupAttemptSeconds float64 `json:"podGroupAttemptSeconds"`
+	// SchedulerCPUSeconds is kube-scheduler's CPU over the run
+	// (process_cpu_seconds_total of Prometheus's kube-scheduler job, as
+	// GhostFleet's fleets name it); absent when not read.
+	SchedulerCPUSeconds float64 `json:"schedulerCPUSeconds,omitempty"`
+	Source              string  `json:"source"` // "watch" or "watch+prometheus"
+	Explanation         string  `json:"explanation"`
 }
 
 // Load creates the pods, waits until they all run (or the timeout), and
@@ -449,6 +461,17 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 				if d := end.Sub(start).Seconds(); aerr == nil && d > 0 {
 					v.AttemptRate = attempts / d
 					promNote += fmt.Sprintf(", %.0f attempts/s", v.AttemptRate)
+				}
+				// No series (no pod group tried yet) leaves them 0.
+				groups, gerr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(scheduler_podgroup_schedule_attempts_total[%ds]))`, window), at)
+				groupSeconds, serr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(scheduler_podgroup_scheduling_attempt_duration_seconds_sum[%ds]))`, window), at)
+				if gerr == nil && serr == nil && groups > 0 {
+					v.PodGroupAttempts, v.PodGroupAttemptSeconds = groups, groupSeconds
+					promNote += fmt.Sprintf(", %.0f pod-group cycles taking %.1fs", groups, groupSeconds)
+				}
+				if cpu, cerr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(process_cpu_seconds_total{job="kube-scheduler"}[%ds]))`, window), at); cerr == nil {
+					v.SchedulerCPUSeconds = cpu
+					promNote += fmt.Sprintf(", scheduler CPU %.1fs", cpu)
 				}
 				promNote += ")"
 			}

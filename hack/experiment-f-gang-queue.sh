@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Experiment F, twenty-fifth part (docs/experiment-design.md): what a gang
+# waiting for capacity costs the other work sent meanwhile. On one fresh
+# fleet of NODES under PROFILE (the built-in gang profile), RUNS pairs of
+# arms, their order alternating (control first in odd pairs):
+#   control: one 8-GPU pod takes a node (`load 1 8`), WAIT passes, then a
+#     steady stream of 1-GPU pods (`load STREAM 1 --rate RATE`: the pod
+#     startup SLO's kind of run);
+#   gang: the same pod, then one job of NODES whole-node workers
+#     (`train --jobs 1 --pods-per-job NODES --gpus-per-pod 8`), gang
+#     scheduled (its PodGroup's minCount is NODES): one node short, it
+#     cannot start; train gives up after WAIT and leaves it waiting; then
+#     the same stream.
+# `unload` ends each arm. Each load and train writes its own results/
+# folder, and each stream a snapshot of its window (report.html).
+#
+#   hack/experiment-f-gang-queue.sh [RUNS] [NODES]      (defaults: 3, 1000)
+#   STREAM=1200 RATE=10 WAIT=120 PROFILE=gang hack/experiment-f-gang-queue.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+nodes=${2:-1000}
+stream=${STREAM:-1200}
+rate=${RATE:-10}
+wait_s=${WAIT:-120}
+profile=${PROFILE:-gang}
+. hack/lib.sh
+gf_build
+name=gf-exp-f
+log=$(mktemp)
+trap 'rm -f "$log"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
+
+# arm control|gang: one arm, from an unloaded fleet back to one.
+arm() {
+	echo "== $1: one 8-GPU pod takes a node"
+	"$bin" --name "$name" load 1 8 --namespace gf-exp-held
+	if [ "$1" = gang ]; then
+		echo "== gang: one job of $nodes whole-node workers, waiting (train gives up after ${wait_s}s and leaves it)"
+		"$bin" --name "$name" train --jobs 1 --pods-per-job "$nodes" --gpus-per-pod 8 --gang on --stall 0 --timeout "${wait_s}s" ||
+			echo "== train ended without the job running (expected: the gang is one node short)"
+	else
+		echo "== control: ${wait_s}s with nothing waiting"
+		sleep "$wait_s"
+	fi
+	echo "== $1: $stream 1-GPU pods at $rate pods/s"
+	"$bin" --name "$name" load "$stream" 1 --rate "$rate" --namespace gf-exp-stream 2>&1 | tee "$log" || echo "== the stream's load failed (its record says why)"
+	snapshot_of "$log" || true
+	"$bin" --name "$name" unload
+}
+
+fresh_fleet "$profile" "$nodes"
+for i in $(seq "$runs"); do
+	echo "== pair $i of $runs"
+	if [ $((i % 2)) -eq 1 ]; then
+		arm control
+		arm gang
+	else
+		arm gang
+		arm control
+	fi
+done
