@@ -184,14 +184,17 @@ type Verdict struct {
 	SchedulerQueueMax float64 `json:"schedulerQueueMax,omitempty"`
 	// AttemptRate is scheduling attempts per second over the run.
 	AttemptRate float64 `json:"attemptRate"`
-	// PodGroupAttempts and PodGroupAttemptSeconds are the scheduler's pod
-	// group (gang) scheduling cycles over the run and their summed time
-	// (scheduler_podgroup_schedule_attempts_total and
-	// scheduler_podgroup_scheduling_attempt_duration_seconds_sum, which it
-	// exports with the GenericWorkload gate on): while one runs, no other
-	// pod is scheduled. 0 without such cycles; from Prometheus only.
-	PodGroupAttempts       float64 `json:"podGroupAttempts"`
-	PodGroupAttemptSeconds float64 `json:"podGroupAttemptSeconds"`
+	// PodGroupAttempts and PodGroupAttemptSeconds estimate the scheduler's
+	// pod group (gang) scheduling cycles over the run and their summed
+	// time: increase() of scheduler_podgroup_schedule_attempts_total and
+	// of scheduler_podgroup_scheduling_attempt_duration_seconds_sum (it
+	// exports them with the GenericWorkload gate on), which extrapolates,
+	// so a count need not be whole. While a cycle runs no other pod is
+	// scheduled. 0 when the scheduler has no such series (it never tried
+	// a pod group); absent when not read (no Prometheus, or fewer than two
+	// scrapes in the window).
+	PodGroupAttempts       *float64 `json:"podGroupAttempts,omitempty"`
+	PodGroupAttemptSeconds *float64 `json:"podGroupAttemptSeconds,omitempty"`
 	// SchedulerCPUSeconds is kube-scheduler's CPU over the run
 	// (process_cpu_seconds_total of Prometheus's kube-scheduler job, as
 	// GhostFleet's fleets name it); absent when not read.
@@ -462,12 +465,20 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 					v.AttemptRate = attempts / d
 					promNote += fmt.Sprintf(", %.0f attempts/s", v.AttemptRate)
 				}
-				// No series (no pod group tried yet) leaves them 0.
-				groups, gerr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(scheduler_podgroup_schedule_attempts_total[%ds]))`, window), at)
-				groupSeconds, serr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(scheduler_podgroup_scheduling_attempt_duration_seconds_sum[%ds]))`, window), at)
-				if gerr == nil && serr == nil && groups > 0 {
+				// A counter the scheduler has not made (no pod group
+				// tried) reads 0; one with under two scrapes in the
+				// window, nothing.
+				increase := func(counter string) (*float64, error) {
+					x, err := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(%s[%ds])) or absent(%s) * 0`, counter, window, counter), at)
+					return &x, err
+				}
+				groups, gerr := increase("scheduler_podgroup_schedule_attempts_total")
+				groupSeconds, serr := increase("scheduler_podgroup_scheduling_attempt_duration_seconds_sum")
+				if gerr == nil && serr == nil {
 					v.PodGroupAttempts, v.PodGroupAttemptSeconds = groups, groupSeconds
-					promNote += fmt.Sprintf(", %.0f pod-group cycles taking %.1fs", groups, groupSeconds)
+					if *groups > 0 {
+						promNote += fmt.Sprintf(", about %.0f pod-group cycles taking %.1fs", *groups, *groupSeconds)
+					}
 				}
 				if cpu, cerr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(process_cpu_seconds_total{job="kube-scheduler"}[%ds]))`, window), at); cerr == nil {
 					v.SchedulerCPUSeconds = cpu

@@ -123,13 +123,14 @@ func TestGangAndAB(t *testing.T) {
 		// The waiting gang is tried again while other pods are scheduled
 		// (experiment F, twenty-fifth part): a load on the free node
 		// beside it counts the scheduler's pod-group cycles, from
-		// Prometheus, over its 20 s.
-		r := gf("load", "8", "1", "--rate", "0.4", "--namespace", ns+"-beside", "-o", "json")
+		// Prometheus, over its 40 s (some scrapes 15 s apart).
+		r := gf("load", "8", "1", "--rate", "0.2", "--namespace", ns+"-beside", "-o", "json")
 		var beside workload.LoadResult
 		if err := json.Unmarshal([]byte(r.out), &beside); err != nil || r.code != 0 {
 			t.Fatalf("load beside the waiting gang: exit %d, %v: %s", r.code, err, r.errOut)
 		}
-		if v := beside.Verdict; beside.Running != 8 || v.Source != "watch+prometheus" || v.PodGroupAttempts < 1 || v.PodGroupAttemptSeconds <= 0 || v.SchedulerCPUSeconds <= 0 {
+		if v := beside.Verdict; beside.Running != 8 || v.Source != "watch+prometheus" || v.PodGroupAttempts == nil || *v.PodGroupAttempts < 1 ||
+			v.PodGroupAttemptSeconds == nil || *v.PodGroupAttemptSeconds <= 0 || v.SchedulerCPUSeconds <= 0 {
 			t.Errorf("load beside a waiting gang: %d of 8 running, verdict %+v; want all, and its pod-group cycles and the scheduler's CPU read from Prometheus", beside.Running, v)
 		}
 		unload(t)

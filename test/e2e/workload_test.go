@@ -78,6 +78,11 @@ func TestWorkloads(t *testing.T) {
 		if res.Verdict.Source != "watch+prometheus" {
 			t.Errorf("verdict source %q: Prometheus was not asked", res.Verdict.Source)
 		}
+		// Without the gang gates the scheduler has no pod-group counter:
+		// that reads as none, not as unread.
+		if g := res.Verdict.PodGroupAttempts; g == nil || *g != 0 {
+			t.Errorf("pod-group cycles %v: want 0 read on a fleet without gang scheduling", g)
+		}
 		st := statusOf(t, ctx, loadCluster)
 		if st.Pods.Running != 400 || st.GPUs.Allocated != 400 {
 			t.Errorf("status after load: pods %+v, gpus %+v", st.Pods, st.GPUs)
