@@ -131,7 +131,8 @@ func TestGangAndAB(t *testing.T) {
 		}
 		if v := beside.Verdict; beside.Running != 8 || v.Source != "watch+prometheus" || v.PodGroupAttempts == nil || *v.PodGroupAttempts < 1 ||
 			v.PodGroupAttemptSeconds == nil || *v.PodGroupAttemptSeconds <= 0 || v.SchedulerCPUSeconds <= 0 {
-			t.Errorf("load beside a waiting gang: %d of 8 running, verdict %+v; want all, and its pod-group cycles and the scheduler's CPU read from Prometheus", beside.Running, v)
+			got, _ := json.Marshal(v)
+			t.Errorf("load beside a waiting gang: %d of 8 running, verdict %s; want all, and its pod-group cycles and the scheduler's CPU read from Prometheus", beside.Running, got)
 		}
 		unload(t)
 	})

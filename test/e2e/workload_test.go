@@ -81,7 +81,8 @@ func TestWorkloads(t *testing.T) {
 		// Without the gang gates the scheduler has no pod-group counter:
 		// that reads as none, not as unread.
 		if g := res.Verdict.PodGroupAttempts; g == nil || *g != 0 {
-			t.Errorf("pod-group cycles %v: want 0 read on a fleet without gang scheduling", g)
+			got, _ := json.Marshal(g) // null when not read
+			t.Errorf("pod-group cycles %s: want 0 read on a fleet without gang scheduling", got)
 		}
 		st := statusOf(t, ctx, loadCluster)
 		if st.Pods.Running != 400 || st.GPUs.Allocated != 400 {
