@@ -29,7 +29,9 @@ func newLoadCommand(g *globals) *cobra.Command {
 kwok's fake nodes, and wait until all run (or --timeout). Reports the time
 to create, schedule and run them all, the throughput, pods left
 unschedulable, every request's outcome (APF's 429s counted, never retried)
-and a verdict: is the scheduler slow, or underfed?
+and a verdict: is the scheduler slow, or underfed? With Prometheus the
+verdict adds the scheduler's active-queue peak, attempts per second, its
+pod-group (gang) cycles and their time, and its CPU over the run.
 
 A burst (the default) sends every pod at once, from --workers in parallel:
 it asks how fast the fleet fills. --rate R paces creation at R pods/s,
