@@ -254,6 +254,15 @@ type traceMarks struct {
 
 type verbMark struct{ mark, verb string }
 
+// Marks both components' traces share: grpc-go's connection writer
+// (loopyWriter), its wait for work, and the system calls on a connection.
+const (
+	grpcWriterMark = "transport.(*loopyWriter).run"
+	grpcIdleMark   = "transport.(*controlBuffer).get"
+	readMark       = "syscall.read"
+	writeMark      = "syscall.write"
+)
+
 // apiserverMarks are kube-apiserver's (v1.36; k8s.io/apiserver's
 // endpoints/handlers), checked on a traced fleet.
 var apiserverMarks = traceMarks{
@@ -273,11 +282,11 @@ var apiserverMarks = traceMarks{
 	},
 	etcd:   "go.etcd.io/etcd/client/v3",
 	reader: "grpc/internal/transport.(*http2Client).reader",
-	writer: "grpc/internal/transport.(*loopyWriter).run",
-	read:   "syscall.read",
-	write:  "syscall.write",
+	writer: grpcWriterMark,
+	read:   readMark,
+	write:  writeMark,
 	drain:  "grpc/internal/transport.(*bufWriter).Flush",
-	idle:   "grpc/internal/transport.(*controlBuffer).get",
+	idle:   grpcIdleMark,
 	header: "grpc/internal/transport.(*ClientStream).waitOnHeader",
 }
 

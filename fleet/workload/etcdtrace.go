@@ -116,10 +116,10 @@ var etcdMarks = struct {
 	receive: "grpc.recvAndDecompress",
 	send:    "transport.(*writeQuota).get",
 	reader:  "transport.(*http2Server).HandleStreams",
-	writer:  "transport.(*loopyWriter).run",
-	read:    "syscall.read",
-	write:   "syscall.write",
-	idle:    "transport.(*controlBuffer).get",
+	writer:  grpcWriterMark,
+	read:    readMark,
+	write:   writeMark,
+	idle:    grpcIdleMark,
 }
 
 // etcdStack is what one stack holds of etcdMarks.
