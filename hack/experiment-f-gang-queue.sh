@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
-# Experiment F, twenty-fifth part (docs/experiment-design.md): what a gang
-# waiting for capacity costs the other work sent meanwhile. On one fresh
-# fleet of NODES under PROFILE (the built-in gang profile), RUNS pairs of
-# arms, their order alternating (control first in odd pairs):
+# Experiment F, twenty-fifth part, all three sittings
+# (docs/experiment-design.md): what gangs waiting for capacity cost the
+# other work sent meanwhile. On one fresh fleet of NODES under PROFILE
+# (the built-in gang profile), RUNS rounds of the arms in ARMS, their
+# order rotated by one each round (against drift; with the default two
+# arms, control first in odd rounds):
 #   control: FILL 8-GPU pods take as many nodes (`load FILL 8`; none by
 #     default), one more 8-GPU pod takes a node (`load 1 8`), WAIT passes, then a
 #     steady stream of 1-GPU pods (`load STREAM 1 --rate RATE`: the pod
 #     startup SLO's kind of run);
-#   gang: the same pods, then one job of NODES − FILL whole-node workers
-#     (`train --jobs 1 --pods-per-job NODES-FILL --gpus-per-pod 8`), gang
-#     scheduled (its PodGroup's minCount is the job's size): one node
-#     short, it cannot start; train gives up after WAIT and leaves it
-#     waiting; then the same stream.
+#   gang (or gangN): the same pods, then one job (N jobs) of NODES − FILL
+#     whole-node workers each (`train --jobs N --pods-per-job NODES-FILL
+#     --gpus-per-pod 8`), gang scheduled (each PodGroup's minCount is its
+#     job's size): one node short, none can start; train gives up after
+#     WAIT and leaves them waiting; once all their pods exist, the same
+#     stream.
 # `unload` ends each arm; the fleet is deleted at the end. Each load and
 # train writes its own results/ folder, and each stream a snapshot of its
 # window (report.html).
 #
 #   hack/experiment-f-gang-queue.sh [RUNS] [NODES]      (defaults: 3, 1000)
-#   STREAM=1200 RATE=10 WAIT=120 FILL=0 PROFILE=gang hack/experiment-f-gang-queue.sh
+#   STREAM=1200 RATE=10 WAIT=120 FILL=0 PROFILE=gang ARMS="control gang" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=450 WAIT=45 hack/experiment-f-gang-queue.sh   (a gang of 100)
+#   FILL=900 STREAM=450 WAIT=60 ARMS="gang gang3 gang20" hack/experiment-f-gang-queue.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -29,29 +33,45 @@ wait_s=${WAIT:-120}
 fill=${FILL:-0}
 gang=$((nodes - fill))
 profile=${PROFILE:-gang}
+read -ra arms <<<"${ARMS:-control gang}"
+for a in "${arms[@]}"; do
+	[[ $a =~ ^(control|gang|gang[1-9][0-9]*)$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN with N ≥ 1 jobs)" >&2; exit 2; }
+done
 . hack/lib.sh
 gf_build
 name=gf-exp-f
 log=$(mktemp)
 trap 'rm -f "$log"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 
-# arm control|gang: one arm, from an unloaded fleet back to one.
+# arm control|gang|gangN: one arm, from an unloaded fleet back to one.
 arm() {
+	local jobs=${1#gang}
+	[ "$1" = control ] || jobs=${jobs:-1}
 	if [ "$fill" -gt 0 ]; then
 		echo "== $1: $fill 8-GPU pods take as many nodes"
 		"$bin" --name "$name" load "$fill" 8 --namespace gf-exp-fill
 	fi
 	echo "== $1: one 8-GPU pod takes a node"
 	"$bin" --name "$name" load 1 8 --namespace gf-exp-held
-	if [ "$1" = gang ]; then
-		echo "== gang: one job of $gang whole-node workers, waiting (train gives up after ${wait_s}s and leaves it)"
-		# train ends at its timeout with the job left waiting (exit 0);
+	if [ "$1" != control ]; then
+		echo "== $1: $jobs job(s) of $gang whole-node workers, waiting (train gives up after ${wait_s}s and leaves them)"
+		# train ends at its timeout with the jobs left waiting (exit 0);
 		# anything else means the arm is not what it says.
-		"$bin" --name "$name" train --jobs 1 --pods-per-job "$gang" --gpus-per-pod 8 --gang on --stall 0 --timeout "${wait_s}s" | tee "$log"
-		grep -q "jobs fully running 0, partly 0, not at all 1$" "$log" || {
-			echo "== the gang is not waiting whole (see train's output above): stopping"
+		"$bin" --name "$name" train --jobs "$jobs" --pods-per-job "$gang" --gpus-per-pod 8 --gang on --stall 0 --timeout "${wait_s}s" | tee "$log"
+		grep -q "jobs fully running 0, partly 0, not at all $jobs$" "$log" || {
+			echo "== the gangs are not waiting whole (see train's output above): stopping"
 			exit 1
 		}
+		# The Job controller creates pods at its client's QPS: the stream
+		# starts once every gang's pods exist (and so every gang is tried).
+		local want=$((jobs * gang)) pending=0
+		for _ in $(seq 120); do
+			pending=$("$bin" --name "$name" status -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pods"]["pending"])' || echo 0)
+			[ "$pending" -lt "$want" ] || break
+			sleep 1
+		done
+		[ "$pending" -ge "$want" ] || { echo "== only $pending of the gangs' $want pods exist after 120s more: stopping"; exit 1; }
+		echo "== $1: all $want of the gangs' pods exist and wait"
 	else
 		echo "== control: ${wait_s}s with nothing waiting"
 		sleep "$wait_s"
@@ -64,12 +84,9 @@ arm() {
 
 fresh_fleet "$profile" "$nodes"
 for i in $(seq "$runs"); do
-	echo "== pair $i of $runs"
-	if [ $((i % 2)) -eq 1 ]; then
-		arm control
-		arm gang
-	else
-		arm gang
-		arm control
-	fi
+	echo "== round $i of $runs"
+	n=${#arms[@]}
+	for j in $(seq 0 $((n - 1))); do
+		arm "${arms[$(((i - 1 + j) % n))]}"
+	done
 done

@@ -199,8 +199,16 @@ type Verdict struct {
 	// (process_cpu_seconds_total of Prometheus's kube-scheduler job, as
 	// GhostFleet's fleets name it); absent when not read.
 	SchedulerCPUSeconds float64 `json:"schedulerCPUSeconds,omitempty"`
-	Source              string  `json:"source"` // "watch" or "watch+prometheus"
-	Explanation         string  `json:"explanation"`
+	// ActiveQueueIncoming estimates the pods that entered the scheduler's
+	// active queue over the run, by why (increase() of
+	// scheduler_queue_incoming_pods_total{queue="active"} by event):
+	// UnschedulablePodAdd a new pod (one not yet bound), BackoffComplete a pod whose back-off ended,
+	// PopFromBackoffQ one taken from the back-off queue because nothing
+	// else waited (whether or not its back-off had ended), ForceActivate
+	// one pulled in with its pod group. Absent when not read.
+	ActiveQueueIncoming map[string]float64 `json:"activeQueueIncoming,omitempty"`
+	Source              string             `json:"source"` // "watch" or "watch+prometheus"
+	Explanation         string             `json:"explanation"`
 }
 
 // Load creates the pods, waits until they all run (or the timeout), and
@@ -478,6 +486,12 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 					v.PodGroupAttempts, v.PodGroupAttemptSeconds = groups, groupSeconds
 					if *groups > 0 {
 						promNote += fmt.Sprintf(", about %.0f pod-group cycles taking %.1fs", *groups, *groupSeconds)
+					}
+				}
+				if in, ierr := prom.ByLabel(ctx, fmt.Sprintf(`sum by (event) (increase(scheduler_queue_incoming_pods_total{queue="active"}[%ds]))`, window), "event", at); ierr == nil && len(in) > 0 {
+					v.ActiveQueueIncoming = in
+					if in["BackoffComplete"] >= 1 || in["PopFromBackoffQ"] >= 1 {
+						promNote += fmt.Sprintf(", %.0f pods requeued at their back-off's end and %.0f taken from back-off while it was idle (estimates)", in["BackoffComplete"], in["PopFromBackoffQ"])
 					}
 				}
 				if cpu, cerr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(process_cpu_seconds_total{job="kube-scheduler"}[%ds]))`, window), at); cerr == nil {
