@@ -22,7 +22,9 @@
 // from it (minus: the rest of a whole its parts do not cover), divide it
 // by another (per: result.podsScheduled) or by a sum (per and perPlus:
 // seconds over several kinds of call), and scale it (scale: 1000 for
-// milliseconds).
+// milliseconds). A row with counted: true reads an entry missing from a
+// count by kind as 0 (verdict.activeQueueIncoming.BackoffComplete, where
+// no pod was counted so).
 // A run may name a part of its file after a # (bench.json#trials.2: one
 // round of a benchmark), which the rows' paths then start from.
 // Each row shows every run's value, the median (and, with mean: true, the
@@ -67,6 +69,10 @@ type Block struct {
 }
 
 // Row is one figure: its label and its path in each run's JSON. With
+// Counted, its path (and plus's and minus's) name entries of a count by
+// kind that leaves out the kinds with none (load's
+// verdict.activeQueueIncoming): an entry that is not there reads 0,
+// where the object it would be in is. With
 // Plus, the values at those paths are added to it (a histogram's buckets
 // from one up), and with Minus taken from it; with Per, the figure is
 // then divided by the value at Per, with PerPlus's values added to it
@@ -80,17 +86,22 @@ type Row struct {
 	Per     string   `json:"per,omitempty"`
 	PerPlus []string `json:"perPlus,omitempty"`
 	Scale   float64  `json:"scale,omitempty"`
+	Counted bool     `json:"counted,omitempty"`
 }
 
 // value is the row's figure in doc.
 func (r Row) value(doc any) (float64, error) {
-	v, err := sum(doc, r.Path, r.Plus, r.Minus)
+	lookup := Lookup
+	if r.Counted {
+		lookup = lookupCount
+	}
+	v, err := sum(lookup, doc, r.Path, r.Plus, r.Minus)
 	if err != nil {
 		return 0, err
 	}
 	switch {
 	case r.Per != "":
-		per, err := sum(doc, r.Per, r.PerPlus, nil)
+		per, err := sum(Lookup, doc, r.Per, r.PerPlus, nil)
 		if err != nil {
 			return 0, err
 		}
@@ -105,21 +116,21 @@ func (r Row) value(doc any) (float64, error) {
 }
 
 // sum is the value at path in doc, plus those at plus, less those at
-// minus.
-func sum(doc any, path string, plus, minus []string) (float64, error) {
-	v, err := Lookup(doc, path)
+// minus, each read by lookup.
+func sum(lookup func(any, string) (float64, error), doc any, path string, plus, minus []string) (float64, error) {
+	v, err := lookup(doc, path)
 	if err != nil {
 		return 0, err
 	}
 	for _, p := range plus {
-		more, err := Lookup(doc, p)
+		more, err := lookup(doc, p)
 		if err != nil {
 			return 0, err
 		}
 		v += more
 	}
 	for _, p := range minus {
-		less, err := Lookup(doc, p)
+		less, err := lookup(doc, p)
 		if err != nil {
 			return 0, err
 		}
@@ -302,6 +313,26 @@ func Lookup(doc any, p string) (float64, error) {
 		return 0, fmt.Errorf("path %s: %v is not a number", p, cur)
 	}
 	return f, nil
+}
+
+// lookupCount is Lookup for an entry of a count by kind that leaves out
+// the kinds with none: 0 when the entry is missing from an object that
+// is there.
+func lookupCount(doc any, p string) (float64, error) {
+	i := strings.LastIndex(p, ".")
+	if i < 0 {
+		return Lookup(doc, p)
+	}
+	parent, err := walk(doc, p[:i])
+	if err != nil {
+		return 0, fmt.Errorf("path %s: %w", p, err)
+	}
+	if m, ok := parent.(map[string]any); ok {
+		if _, ok := m[p[i+1:]]; !ok {
+			return 0, nil
+		}
+	}
+	return Lookup(doc, p)
 }
 
 // walk follows path through a decoded JSON document.

@@ -51,6 +51,28 @@ func TestRowPer(t *testing.T) {
 	}
 }
 
+// A counted row reads an entry left out of its count as 0, but only
+// where the count is there; a row not counted still errs.
+func TestRowCounted(t *testing.T) {
+	var doc any
+	_ = json.Unmarshal([]byte(`{"in":{"Pop":4,"Add":10},"n":2}`), &doc)
+	if got, err := (Row{Path: "in.Backoff", Counted: true}).value(doc); err != nil || got != 0 {
+		t.Errorf("an entry left out: %v %v, want 0", got, err)
+	}
+	if got, err := (Row{Path: "in.Pop", Plus: []string{"in.Backoff"}, Per: "n", Counted: true}).value(doc); err != nil || got != 2 {
+		t.Errorf("(4 + none) over 2: %v %v, want 2", got, err)
+	}
+	if _, err := (Row{Path: "out.Backoff", Counted: true}).value(doc); err == nil || !strings.Contains(err.Error(), "out") {
+		t.Errorf("a count that is not there: %v, want an error", err)
+	}
+	if _, err := (Row{Path: "in.Backoff"}).value(doc); err == nil {
+		t.Error("an entry left out was read without counted")
+	}
+	if _, err := (Row{Path: "in.Pop", Per: "in.Backoff", Counted: true}).value(doc); err == nil {
+		t.Error("a divisor left out was read as 0 (counted is for the figure, not its divisor)")
+	}
+}
+
 // A row with plus adds those figures, with minus takes them, before
 // dividing; a missing one is an error.
 func TestRowPlus(t *testing.T) {
