@@ -34,6 +34,7 @@ fill=${FILL:-0}
 gang=$((nodes - fill))
 profile=${PROFILE:-gang}
 read -ra arms <<<"${ARMS:-control gang}"
+[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named (allowed: control, gang, gangN with N ≥ 1 jobs)" >&2; exit 2; }
 for a in "${arms[@]}"; do
 	[[ $a =~ ^(control|gang|gang[1-9][0-9]*)$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN with N ≥ 1 jobs)" >&2; exit 2; }
 done
@@ -64,9 +65,11 @@ arm() {
 		}
 		# The Job controller creates pods at its client's QPS: the stream
 		# starts once every gang's pods exist (and so every gang is tried).
-		local want=$((jobs * gang)) pending=0
-		for _ in $(seq 120); do
-			pending=$("$bin" --name "$name" status -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pods"]["pending"])' || echo 0)
+		# status exits 1 on an unhealthy component, but still prints.
+		local want=$((jobs * gang)) pending=0 deadline=$((SECONDS + 120))
+		while [ "$SECONDS" -lt "$deadline" ]; do
+			pending=$({ "$bin" --name "$name" status -o json || true; } | python3 -c 'import json,sys; print(json.load(sys.stdin)["pods"]["pending"])') || true
+			[[ $pending =~ ^[0-9]+$ ]] || pending=0
 			[ "$pending" -lt "$want" ] || break
 			sleep 1
 		done
@@ -85,8 +88,7 @@ arm() {
 fresh_fleet "$profile" "$nodes"
 for i in $(seq "$runs"); do
 	echo "== round $i of $runs"
-	n=${#arms[@]}
-	for j in $(seq 0 $((n - 1))); do
-		arm "${arms[$(((i - 1 + j) % n))]}"
+	for ((j = 0; j < ${#arms[@]}; j++)); do
+		arm "${arms[$(((i - 1 + j) % ${#arms[@]}))]}"
 	done
 done

@@ -71,8 +71,9 @@ type Block struct {
 // Row is one figure: its label and its path in each run's JSON. With
 // Counted, its path (and plus's and minus's) name entries of a count by
 // kind that leaves out the kinds with none (load's
-// verdict.activeQueueIncoming): an entry that is not there reads 0,
-// where the object it would be in is. With
+// verdict.activeQueueIncoming, which also leaves out a kind Prometheus
+// had too few samples of): an entry that is not there reads 0, where the
+// object it would be in is. With
 // Plus, the values at those paths are added to it (a histogram's buckets
 // from one up), and with Minus taken from it; with Per, the figure is
 // then divided by the value at Per, with PerPlus's values added to it
@@ -316,20 +317,16 @@ func Lookup(doc any, p string) (float64, error) {
 }
 
 // lookupCount is Lookup for an entry of a count by kind that leaves out
-// the kinds with none: 0 when the entry is missing from an object that
-// is there.
+// the kinds with none: 0 when the entry, a plain key, is missing from an
+// object that is there.
 func lookupCount(doc any, p string) (float64, error) {
 	i := strings.LastIndex(p, ".")
-	if i < 0 {
-		return Lookup(doc, p)
-	}
-	parent, err := walk(doc, p[:i])
-	if err != nil {
-		return 0, fmt.Errorf("path %s: %w", p, err)
-	}
-	if m, ok := parent.(map[string]any); ok {
-		if _, ok := m[p[i+1:]]; !ok {
-			return 0, nil
+	if key := p[i+1:]; i >= 0 && !selRE.MatchString(key) {
+		parent, err := walk(doc, p[:i])
+		if m, ok := parent.(map[string]any); err == nil && ok {
+			if _, ok := m[key]; !ok {
+				return 0, nil
+			}
 		}
 	}
 	return Lookup(doc, p)

@@ -62,8 +62,11 @@ func TestRowCounted(t *testing.T) {
 	if got, err := (Row{Path: "in.Pop", Plus: []string{"in.Backoff"}, Per: "n", Counted: true}).value(doc); err != nil || got != 2 {
 		t.Errorf("(4 + none) over 2: %v %v, want 2", got, err)
 	}
-	if _, err := (Row{Path: "out.Backoff", Counted: true}).value(doc); err == nil || !strings.Contains(err.Error(), "out") {
-		t.Errorf("a count that is not there: %v, want an error", err)
+	if _, err := (Row{Path: "out.Backoff", Counted: true}).value(doc); err == nil || !strings.Contains(err.Error(), `no field "out"`) {
+		t.Errorf("a count that is not there: %v, want an error naming it", err)
+	}
+	if _, err := (Row{Path: "in.runs[kind=a]", Counted: true}).value(doc); err == nil {
+		t.Error("a selector read as a missing entry (0), not looked up")
 	}
 	if _, err := (Row{Path: "in.Backoff"}).value(doc); err == nil {
 		t.Error("an entry left out was read without counted")

@@ -201,11 +201,16 @@ type Verdict struct {
 	SchedulerCPUSeconds float64 `json:"schedulerCPUSeconds,omitempty"`
 	// ActiveQueueIncoming estimates the pods that entered the scheduler's
 	// active queue over the run, by why (increase() of
-	// scheduler_queue_incoming_pods_total{queue="active"} by event):
-	// UnschedulablePodAdd a new pod (one not yet bound), BackoffComplete a pod whose back-off ended,
-	// PopFromBackoffQ one taken from the back-off queue because nothing
-	// else waited (whether or not its back-off had ended), ForceActivate
-	// one pulled in with its pod group. Absent when not read.
+	// scheduler_queue_incoming_pods_total{queue="active"} by event; an
+	// event with no series, or under two scrapes, in the window is left
+	// out): UnschedulablePodAdd a new pod not yet bound, or one released
+	// from the unschedulable pods by another's arrival (a gang's members
+	// when its last one is made); BackoffComplete a pod whose back-off
+	// ended; PopFromBackoffQ one taken from the back-off queue because
+	// nothing else waited, whether or not its back-off had ended (it
+	// counts one pod of a pod group, whose other members then count as
+	// ForceActivate, pulled in with it); other events where they occur.
+	// Absent when not read.
 	ActiveQueueIncoming map[string]float64 `json:"activeQueueIncoming,omitempty"`
 	Source              string             `json:"source"` // "watch" or "watch+prometheus"
 	Explanation         string             `json:"explanation"`
@@ -491,7 +496,8 @@ func verdict(ctx context.Context, opts LoadOptions, res LoadResult, watchBacklog
 				if in, ierr := prom.ByLabel(ctx, fmt.Sprintf(`sum by (event) (increase(scheduler_queue_incoming_pods_total{queue="active"}[%ds]))`, window), "event", at); ierr == nil && len(in) > 0 {
 					v.ActiveQueueIncoming = in
 					if in["BackoffComplete"] >= 1 || in["PopFromBackoffQ"] >= 1 {
-						promNote += fmt.Sprintf(", %.0f pods requeued at their back-off's end and %.0f taken from back-off while it was idle (estimates)", in["BackoffComplete"], in["PopFromBackoffQ"])
+						promNote += fmt.Sprintf(", pods into its queue: %.0f at their back-off's end, %.0f taken from back-off while it was idle, %.0f pulled in with their group (estimates)",
+							in["BackoffComplete"], in["PopFromBackoffQ"], in["ForceActivate"])
 					}
 				}
 				if cpu, cerr := prom.Scalar(ctx, fmt.Sprintf(`sum(increase(process_cpu_seconds_total{job="kube-scheduler"}[%ds]))`, window), at); cerr == nil {

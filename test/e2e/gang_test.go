@@ -131,9 +131,9 @@ func TestGangAndAB(t *testing.T) {
 		}
 		if v := beside.Verdict; beside.Running != 8 || v.Source != "watch+prometheus" || v.PodGroupAttempts == nil || *v.PodGroupAttempts < 1 ||
 			v.PodGroupAttemptSeconds == nil || *v.PodGroupAttemptSeconds <= 0 || v.SchedulerCPUSeconds <= 0 ||
-			v.ActiveQueueIncoming["UnschedulablePodAdd"] <= 0 || v.ActiveQueueIncoming["PopFromBackoffQ"] <= 0 {
+			v.ActiveQueueIncoming["UnschedulablePodAdd"] <= 0 || v.ActiveQueueIncoming["PopFromBackoffQ"] <= 0 || v.ActiveQueueIncoming["ForceActivate"] <= 0 {
 			got, _ := json.Marshal(v)
-			t.Errorf("load beside a waiting gang: %d of 8 running, verdict %s; want all, and its pod-group cycles, the scheduler's CPU and its queue's new pods and early back-off pops (the idle scheduler retrying the gang) read from Prometheus", beside.Running, got)
+			t.Errorf("load beside a waiting gang: %d of 8 running, verdict %s; want all, and its pod-group cycles, the scheduler's CPU and its queue's new pods, back-off pops and members pulled in with their group (the idle scheduler retrying the gang) read from Prometheus", beside.Running, got)
 		}
 		unload(t)
 	})

@@ -33,7 +33,7 @@ and a verdict: is the scheduler slow, or underfed? With Prometheus the
 verdict adds the scheduler's active-queue peak, attempts per second, its
 pod-group (gang) cycles and their time, its CPU, and the pods that entered
 its active queue by why (new, back-off ended, taken from back-off while
-idle) over the run.
+idle, pulled in with their pod group) over the run.
 
 A burst (the default) sends every pod at once, from --workers in parallel:
 it asks how fast the fleet fills. --rate R paces creation at R pods/s,
