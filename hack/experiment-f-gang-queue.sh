@@ -14,7 +14,11 @@
 #     --gpus-per-pod 8`), gang scheduled (each PodGroup's minCount is its
 #     job's size): one node short, none can start; train gives up after
 #     WAIT and leaves them waiting; once all their pods exist, the same
-#     stream.
+#     stream;
+#   pendingN: the same pods, then N plain pods of 9 GPUs each, more than
+#     any node has, so never schedulable (`load N 9 --allow-unschedulable`,
+#     which ends once all are unschedulable), then the same stream: as
+#     many pending pods as N/(NODES − FILL) gangs, with no gang.
 # `unload` ends each arm; the fleet is deleted at the end. Each load and
 # train writes its own results/ folder, and each stream a snapshot of its
 # window (report.html).
@@ -23,6 +27,7 @@
 #   STREAM=1200 RATE=10 WAIT=120 FILL=0 PROFILE=gang ARMS="control gang" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=450 WAIT=45 hack/experiment-f-gang-queue.sh   (a gang of 100)
 #   FILL=900 STREAM=450 WAIT=60 ARMS="gang gang3 gang20" hack/experiment-f-gang-queue.sh
+#   FILL=900 STREAM=450 WAIT=60 ARMS="gang20 pending2000" hack/experiment-f-gang-queue.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -34,9 +39,9 @@ fill=${FILL:-0}
 gang=$((nodes - fill))
 profile=${PROFILE:-gang}
 read -ra arms <<<"${ARMS:-control gang}"
-[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named (allowed: control, gang, gangN with N ≥ 1 jobs)" >&2; exit 2; }
+[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named (allowed: control, gang, gangN with N ≥ 1 jobs, pendingN with N ≥ 1 pods)" >&2; exit 2; }
 for a in "${arms[@]}"; do
-	[[ $a =~ ^(control|gang|gang[1-9][0-9]*)$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN with N ≥ 1 jobs)" >&2; exit 2; }
+	[[ $a =~ ^(control|gang|gang[1-9][0-9]*|pending[1-9][0-9]*)$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN with N ≥ 1 jobs, pendingN with N ≥ 1 pods)" >&2; exit 2; }
 done
 . hack/lib.sh
 gf_build
@@ -44,7 +49,8 @@ name=gf-exp-f
 log=$(mktemp)
 trap 'rm -f "$log"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 
-# arm control|gang|gangN: one arm, from an unloaded fleet back to one.
+# arm control|gang|gangN|pendingN: one arm, from an unloaded fleet back
+# to one.
 arm() {
 	local jobs=${1#gang}
 	[ "$1" = control ] || jobs=${jobs:-1}
@@ -54,7 +60,17 @@ arm() {
 	fi
 	echo "== $1: one 8-GPU pod takes a node"
 	"$bin" --name "$name" load 1 8 --namespace gf-exp-held
-	if [ "$1" != control ]; then
+	if [[ $1 == pending* ]]; then
+		local n=${1#pending}
+		echo "== $1: $n pods of 9 GPUs, more than any node has, never schedulable"
+		# load exits 1 on unschedulable pods, as these are meant to be;
+		# its output says whether they all are.
+		"$bin" --name "$name" load "$n" 9 --allow-unschedulable --namespace gf-exp-pending | tee "$log" || true
+		grep -q "scheduled 0, running 0, unschedulable $n," "$log" || {
+			echo "== not all $n pods were left unschedulable (see load's output above): stopping"
+			exit 1
+		}
+	elif [ "$1" != control ]; then
 		echo "== $1: $jobs job(s) of $gang whole-node workers, waiting (train gives up after ${wait_s}s and leaves them)"
 		# train ends at its timeout with the jobs left waiting (exit 0);
 		# anything else means the arm is not what it says.
