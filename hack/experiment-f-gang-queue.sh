@@ -52,8 +52,6 @@ trap 'rm -f "$log"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 # arm control|gang|gangN|pendingN: one arm, from an unloaded fleet back
 # to one.
 arm() {
-	local jobs=${1#gang}
-	[ "$1" = control ] || jobs=${jobs:-1}
 	if [ "$fill" -gt 0 ]; then
 		echo "== $1: $fill 8-GPU pods take as many nodes"
 		"$bin" --name "$name" load "$fill" 8 --namespace gf-exp-fill
@@ -71,6 +69,8 @@ arm() {
 			exit 1
 		}
 	elif [ "$1" != control ]; then
+		local jobs=${1#gang}
+		jobs=${jobs:-1}
 		echo "== $1: $jobs job(s) of $gang whole-node workers, waiting (train gives up after ${wait_s}s and leaves them)"
 		# train ends at its timeout with the jobs left waiting (exit 0);
 		# anything else means the arm is not what it says.
