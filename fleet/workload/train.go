@@ -37,6 +37,14 @@ type TrainOptions struct {
 	// pods within one value of that node label (see Gang.Topology).
 	Gang     bool   `json:"gang,omitempty"`
 	Topology string `json:"topology,omitempty"`
+	// Admission is how jobs reach the scheduler: AdmissionNone ("" too)
+	// sends every job's pods at once; AdmissionQuota holds each job's
+	// pods behind AdmissionGate until the fleet's free GPUs cover the
+	// whole job, in creation order (see admitter).
+	Admission string `json:"admission,omitempty"`
+	// fleetGPUs are the fake nodes' allocatable GPUs, as Validate found
+	// them: what quota admission admits against.
+	fleetGPUs int64
 	// Hold keeps watching the jobs this long once every one runs, so that
 	// what faults cost them meanwhile is measured (TrainResult's breaks).
 	Hold time.Duration `json:"hold,omitempty"`
@@ -82,9 +90,16 @@ func (o *TrainOptions) Validate(c Capacity) (warnings []string, err error) {
 		return nil, fmt.Errorf("--pods-per-job %d is out of range under gang scheduling: the %d fake nodes hold at most %d pods of %d GPUs, and a gang starts whole or never (--gang off starts jobs partly)",
 			o.PodsPerJob, c.FakeNodes, fit, o.GPUsPerPod)
 	}
+	if claim, _ := ParseClaim(o.Claim); o.Admission == AdmissionQuota && claim.DRA() {
+		return nil, fmt.Errorf("--admission quota counts nvidia.com/gpu requests, and these pods would ask for their GPUs through DRA claims (--claim %s): use --admission none", o.Claim)
+	}
+	o.fleetGPUs = c.TotalGPUs
 	if need := int64(o.Jobs * o.PodsPerJob * o.GPUsPerPod); need > free {
 		then := "without gang scheduling the ones that start partly hold GPUs they cannot use"
-		if o.Gang {
+		switch {
+		case o.Admission == AdmissionQuota:
+			then = "the others wait behind the admission gate, out of the scheduler's queue, until GPUs free up"
+		case o.Gang:
 			then = "gang-scheduled, the others wait whole, holding no GPUs"
 		}
 		warnings = append(warnings, fmt.Sprintf("%d jobs × %d pods × %d GPUs need %d GPUs; %d are free: not every job can start, and %s",
@@ -119,6 +134,10 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("restart delay %s is out of range: allowed are 0 (at once) to %s", o.RestartDelay, maxRestartDelay)
 	case o.RestartDelay > 0 && o.Restart != RestartJob:
 		return fmt.Errorf("restart delay %s is a whole-job restart's: set --restart job too", o.RestartDelay)
+	case o.Admission != "" && !slices.Contains(AdmissionModes, o.Admission):
+		return fmt.Errorf("--admission %q: allowed are %s", o.Admission, strings.Join(AdmissionModes, ", "))
+	case o.Admission == AdmissionQuota && o.Restart == RestartJob:
+		return fmt.Errorf("--admission quota with --restart job: a job made again would wait behind its gate with nothing to admit it; use one or the other")
 	}
 	for _, t := range []struct {
 		what string
@@ -204,6 +223,20 @@ type TrainResult struct {
 	// AuditedTimes are the apiserver's times on the same requests, by
 	// phase and the same keys.
 	AuditedTimes map[string]map[string]AuditedTimes `json:"auditedTimes,omitempty"`
+	// StartAfterFit is, for each job that started whole (gang-scheduled
+	// or admitted jobs only), the time from when the fleet's free GPUs
+	// last rose to cover it before it started (or its creation, if
+	// later) to it running whole: the scheduler's, and any admission's,
+	// reaction to capacity. Free GPUs are as the admitter counts them,
+	// from a watch of every pod.
+	StartAfterFit *Percentiles `json:"startAfterFit,omitempty"`
+	// JobsStartedAt is when each job that started first ran whole (all
+	// its pods seen running), earliest first: against a moment taken
+	// outside the run (capacity freed), how long a waiting job took.
+	JobsStartedAt []time.Time `json:"jobsStartedAt,omitempty"`
+	// Admission is what quota admission did (TrainOptions.Admission);
+	// nil when jobs went to the scheduler at once.
+	Admission *AdmissionResult `json:"admission,omitempty"`
 	// HoldSeconds is how long the run watched the jobs after every one
 	// ran (TrainOptions.Hold, less when interrupted).
 	HoldSeconds float64 `json:"holdSeconds,omitempty"`
@@ -266,6 +299,26 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	}
 	tracker := r.tracker
 	defer tracker.Stop()
+	// Jobs that start whole or not at all (gang-scheduled or admitted)
+	// have their free GPUs followed, from before the first job, so that
+	// none of its pods is missed.
+	var adm *admitter
+	var fits []time.Time
+	stopAdmission := func() {}
+	if gated := opts.Admission == AdmissionQuota; gated || opts.Gang {
+		var stop func() (int, int, []time.Time)
+		adm, stop, err = startAdmitter(ctx, clients.Admin, opts.Namespace, opts.fleetGPUs, int64(opts.PodsPerJob*opts.GPUsPerPod), gated, opts.Report)
+		if err != nil {
+			return res, rec, err
+		}
+		stopAdmission = func() {
+			admitted, errs, f := stop()
+			fits = f
+			if gated {
+				res.Admission = &AdmissionResult{Mode: opts.Admission, JobsAdmitted: admitted, GateRemovalErrors: errs}
+			}
+		}
+	}
 
 	meter := startControlPlaneMeters(ctx, opts.Meters, opts.Report)
 	auditFrom := auditLogSize(opts.Meters.AuditLog)
@@ -276,6 +329,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	if claim.DRA() {
 		job.ClaimTemplate = opts.RunID
 	}
+	job.Gated = opts.Admission == AdmissionQuota
 	gang := Gang{Enabled: opts.Gang, Topology: opts.Topology}
 	var firstErr error
 	for j := 0; j < opts.Jobs; j++ {
@@ -290,10 +344,13 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 			res.JobsNotCreated++
 			delete(created, job.Name)
 			firstErr = cmp.Or(firstErr, err)
+		} else if job.Gated {
+			adm.add(job.Name)
 		}
 	}
 	if res.JobsNotCreated == opts.Jobs { // not one job got through: nothing to measure
 		createDone()
+		stopAdmission()
 		res.Requests = r.requests.Stats()
 		rec.Ended, rec.Outcome, rec.Result = time.Now().UTC(), "failed: every job create failed", res
 		return res, rec, fmt.Errorf("every job create failed; first error: %w", firstErr)
@@ -346,7 +403,13 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	} else if opts.TraceAPIServer > 0 || opts.TraceEtcd > 0 {
 		opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("no trace is taken: the run did not hold (%s)", w.outcome("all started"))})
 	}
+	// Until here a worker the Job controller replaces in an admitted job
+	// still has its gate removed.
+	stopAdmission()
 	res, teardowns := trainAccounting(res, pods, created, end)
+	if adm != nil {
+		res.StartAfterFit = startAfterFit(pods, created, res.PodsPerJob, end, fits)
+	}
 	if path := opts.Meters.AuditLog; path != "" {
 		// Read as the run ends: a request answered after that is left out.
 		skipped, err := recordAudit(&res, path, auditFrom, opts.Namespace, teardowns, rec.Phases)
@@ -361,6 +424,27 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	meter.record(&res)
 	rec.Ended, rec.Outcome, rec.Result = end.UTC(), w.outcome("all started"), res
 	return res, rec, nil
+}
+
+// startAfterFit summarises, over the jobs of pods that started whole,
+// the time from the later of their creation and the last of fits before
+// their start to that start.
+func startAfterFit(pods []PodTimes, created map[string]time.Time, want int, end time.Time, fits []time.Time) *Percentiles {
+	var waits []time.Duration
+	for job, jp := range byGroup(pods) {
+		started := jobTimeline(jp, want, end).started
+		c, ok := created[job]
+		if started.IsZero() || !ok {
+			continue
+		}
+		from := c
+		if i, _ := slices.BinarySearchFunc(fits, started, time.Time.Compare); i > 0 && fits[i-1].After(from) {
+			from = fits[i-1]
+		}
+		waits = append(waits, started.Sub(from))
+	}
+	p := Summarise(waits)
+	return &p
 }
 
 // allWhole is when the last job of pods first ran whole: the moment the
@@ -431,6 +515,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 		case !t.started.IsZero():
 			res.JobsStarted++
 			starts = append(starts, t.started.Sub(created[job]))
+			res.JobsStartedAt = append(res.JobsStartedAt, t.started.UTC())
 		case t.runningAtEnd > 0:
 			res.JobsPartial++
 		default:
@@ -479,6 +564,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 			}
 		}
 	}
+	slices.SortFunc(res.JobsStartedAt, time.Time.Compare)
 	held := 0
 	for _, e := range sortEvents(partial) {
 		held += e.delta

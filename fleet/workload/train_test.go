@@ -31,6 +31,9 @@ func TestTrainAccounting(t *testing.T) {
 	if res.StartLatency.Count != 1 || res.StartLatency.P50 != 4 {
 		t.Errorf("start latency %+v, want one job at 4s", res.StartLatency)
 	}
+	if !slices.Equal(res.JobsStartedAt, []time.Time{at(4)}) {
+		t.Errorf("jobs started at %v, want job a at 4s", res.JobsStartedAt)
+	}
 	// a: 2 pods × 3s × 8 GPUs = 48; b: 1 pod × 8s × 8 = 64.
 	if res.PartialGPUSeconds != 112 {
 		t.Errorf("partial GPU-seconds %v, want 112", res.PartialGPUSeconds)

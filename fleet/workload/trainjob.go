@@ -30,6 +30,9 @@ type TrainJob struct {
 	// ClaimTemplate is the ResourceClaimTemplate the pods ask for their
 	// GPUs through (DRA); "" asks for nvidia.com/gpu.
 	ClaimTemplate string
+	// Gated creates the pods behind AdmissionGate, for quota admission
+	// to release.
+	Gated bool
 }
 
 // Gang says whether a job is gang-scheduled by kube-scheduler's own gang
@@ -76,6 +79,9 @@ func trainJobObject(job TrainJob, gang Gang) *batchv1.Job {
 	p.Spec.RestartPolicy = corev1.RestartPolicyNever
 	if job.ClaimTemplate != "" {
 		p.Spec = WithClaim(p.Spec, job.ClaimTemplate)
+	}
+	if job.Gated {
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: AdmissionGate}}
 	}
 	if gang.Enabled {
 		p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(job.Name)}

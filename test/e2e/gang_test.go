@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -199,6 +200,52 @@ func TestGangAndAB(t *testing.T) {
 		}
 		if total != 4 {
 			t.Errorf("%d pods bound, want 4 (every node filled)", total)
+		}
+		unload(t)
+	})
+
+	// --admission quota: a job that does not fit waits behind its gate,
+	// which kube-scheduler itself reports (condition PodScheduled, reason
+	// SchedulingGated), and is admitted, and runs whole, once another
+	// workload's pods end.
+	t.Run("admission quota: a job waits gated until GPUs free up", func(t *testing.T) {
+		const ns, fill = "gf-adm", "gf-adm-fill"
+		if r := gf("load", "2", "8", "--namespace", fill); r.code != 0 {
+			t.Fatalf("load 2 8: %s", r.errOut)
+		}
+		trained := trainInBackground(t, ctx, "--jobs", "1", "--pods-per-job", "3", "--gpus-per-pod", "8", "--namespace", ns, "--admission", "quota",
+			"--timeout", "3m", "--stall", "0", "--name", gangCluster, "--results-dir", results)
+		eventually(t, ctx, "the job's 3 pods gated by kube-scheduler", func() error {
+			pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			gated := 0
+			for _, p := range pods.Items {
+				if p.Spec.NodeName != "" {
+					t.Fatalf("pod %s bound with 16 GPUs free for its job's 24", p.Name)
+				}
+				for _, c := range p.Status.Conditions {
+					if c.Type == corev1.PodScheduled && c.Reason == corev1.PodReasonSchedulingGated {
+						gated++
+					}
+				}
+			}
+			if gated != 3 {
+				return fmt.Errorf("%d of %d pods gated", gated, len(pods.Items))
+			}
+			return nil
+		})
+		if err := cs.CoreV1().Pods(fill).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		res := trained()
+		if a := res.Admission; a == nil || a.JobsAdmitted != 1 || a.GateRemovalErrors != 0 || res.JobsStarted != 1 || res.Outcome != runs.AllStarted {
+			t.Errorf("admission %+v, %d jobs started, outcome %q; want 1 admitted, none failed, 1 started, %q", a, res.JobsStarted, res.Outcome, runs.AllStarted)
+		}
+		// Counted from the fill's pods gone, not from the job's creation.
+		if f := res.StartAfterFit; f == nil || f.Count != 1 || f.Max <= 0 || f.Max >= res.StartLatency.Max || len(res.JobsStartedAt) != 1 {
+			t.Errorf("start after fit %+v (start latency %+v), started at %v; want one job, after its GPUs were free and sooner than from its creation", f, res.StartLatency, res.JobsStartedAt)
 		}
 		unload(t)
 	})

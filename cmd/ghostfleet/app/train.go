@@ -148,11 +148,24 @@ whose gang policy's minCount is --pods-per-job, and the job's pods name it
 binds a job's pods all together or none, so no job starts partly. --gang
 off submits plain jobs there too; --topology keeps each job's pods within
 one rack or one block of nodes. ` + "`ghostfleet unload`" + ` removes the PodGroups with
-the jobs.`,
+the jobs.
+
+Admission: --admission quota creates every job's pods behind the scheduling
+gate ` + workload.AdmissionGate + `, which keeps them out of kube-scheduler's queues,
+and admits the jobs in order, each once the fleet's free GPUs (its fake
+nodes' allocatable GPUs, less those bound pods of anything else hold, less
+every admitted job's whole request) cover it, by removing the gate from its
+pods, as a quota-based admission layer such as Kueue does; a job that does
+not fit holds back the ones after it (strict FIFO). A job waiting there is
+never tried by the scheduler, where a gang that cannot fit is retried
+whenever the scheduler is idle (experiment F, twenty-fifth part). Jobs not
+admitted when the run ends stay held until unloaded. Not with --restart
+job, nor with GPUs asked for through DRA claims.`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
   ghostfleet train --jobs 150 --pods-per-job 8 --topology rack   # on a fleet up with --profile gang
+  ghostfleet train --jobs 150 --pods-per-job 8 --admission quota   # jobs that do not fit wait out of the scheduler's queue
   ghostfleet train --jobs 120 --hold 3m &   # then: ghostfleet fault gpu-xid --nodes 50 --seed 1 --fail-pods
   ghostfleet train --jobs 120 --hold 3m --restart job &   # the same, each broken job restarting whole
   ghostfleet train --jobs 120 --hold 3m --restart job --trace-apiserver 30s &   # and where its requests waited, from a trace
@@ -167,6 +180,7 @@ the jobs.`,
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace")
 	fs.StringVar(&o.Claim, "claim", "", "how pods ask for GPUs: "+strings.Join(workload.ClaimModes, ", ")+" (as load --claim; default: as the fleet offers them)")
 	fs.StringVar(&o.GangMode, "gang", o.GangMode, "gang-schedule each job (a PodGroup with minCount = --pods-per-job): "+strings.Join(runs.GangModes, ", ")+"; auto is on when the fleet's profile turns gang scheduling on (--profile gang, NAME+gang), on refuses a fleet without it")
+	fs.StringVar(&o.Admission, "admission", workload.AdmissionNone, "how jobs reach kube-scheduler: "+strings.Join(workload.AdmissionModes, ", ")+" (quota holds each job's pods behind the scheduling gate "+workload.AdmissionGate+" until the fleet's free GPUs cover the whole job, in order, as Kueue admits workloads)")
 	fs.StringVar(&o.Within, "topology", "", "with gang scheduling, keep each job's pods within one "+strings.Join(runs.Topologies, " or ")+" of nodes (node label "+fleet.LabelRack+" or "+fleet.LabelBlock+"; default: anywhere)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
 	fs.DurationVar(&o.Stall, "stall", o.Stall, "end when no pod was bound or started for this long (0: never)")
@@ -178,6 +192,7 @@ the jobs.`,
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fs.StringVar(&o.writeWorkload, "write-workload", "", "also write this run's jobs as a workload `FILE` (every job arriving at 0s) for ghostfleet ab")
 	_ = cmd.RegisterFlagCompletionFunc("gang", fixed(runs.GangModes...))
+	_ = cmd.RegisterFlagCompletionFunc("admission", fixed(workload.AdmissionModes...))
 	_ = cmd.RegisterFlagCompletionFunc("topology", fixed(runs.Topologies...))
 	_ = cmd.RegisterFlagCompletionFunc("restart", fixed(workload.RestartModes...))
 	return cmd
@@ -211,6 +226,12 @@ func (o *trainOptions) run(ctx context.Context) error {
 func printTrain(w io.Writer, r runs.TrainResult) {
 	fmt.Fprintf(w, "train: %d jobs × %d pods × %d GPUs%s — %s after %.1fs\n", r.Jobs, r.PodsPerJob, r.GPUsPerPod, gangWords(r.TrainResult), r.Outcome, r.DurationSeconds)
 	fmt.Fprintf(w, "  jobs fully running %d, partly %d, not at all %d\n", r.JobsStarted, r.JobsPartial, r.JobsWaiting)
+	if f := r.StartAfterFit; f != nil && f.Count > 0 {
+		fmt.Fprintf(w, "  from free GPUs covering a job to it running whole: p50 %.2fs  p99 %.2fs  max %.2fs (%d jobs)\n", f.P50, f.P99, f.Max, f.Count)
+	}
+	if a := r.Admission; a != nil {
+		fmt.Fprintf(w, "  admission %s: %d of %d jobs admitted, %d still held behind the gate; gate removals failed %d\n", a.Mode, a.JobsAdmitted, r.Jobs-r.JobsNotCreated, r.Jobs-r.JobsNotCreated-a.JobsAdmitted, a.GateRemovalErrors)
+	}
 	l := r.StartLatency
 	fmt.Fprintf(w, "  time to start a job (all pods running): p50 %.2fs  p99 %.2fs  max %.2fs\n", l.P50, l.P99, l.Max)
 	fmt.Fprintf(w, "  GPUs held by partly started jobs: %.0f GPU-seconds, peak %d, still held %d\n", r.PartialGPUSeconds, r.PeakPartialGPUs, r.StrandedGPUs)

@@ -1,0 +1,166 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+)
+
+func TestAdmissible(t *testing.T) {
+	tests := []struct {
+		name          string
+		free, jobGPUs int64
+		waiting, want int
+	}{
+		{"none waiting", 800, 800, 0, 0},
+		{"one GPU short", 792, 800, 20, 0},
+		{"exactly one", 800, 800, 20, 1},
+		{"two of three", 1700, 800, 3, 2},
+		{"all that wait", 8000, 800, 3, 3},
+		{"over-committed", -16, 8, 2, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := admissible(tc.free, tc.jobGPUs, tc.waiting); got != tc.want {
+				t.Errorf("admissible(%d, %d, %d) = %d, want %d", tc.free, tc.jobGPUs, tc.waiting, got, tc.want)
+			}
+		})
+	}
+}
+
+// gatedPod is pod i of job in ns, gated as CreateTrainJob's pods are.
+func gatedPod(ns, job string, i, gpus int) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", job, i), Namespace: ns, UID: types.UID(fmt.Sprintf("%s-%s-%d", ns, job, i)),
+			Labels: map[string]string{jobNameLabel: job}},
+		Spec: PodSpec(gpus),
+	}
+	p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: AdmissionGate}}
+	return p
+}
+
+// On a fleet of 32 GPUs where another workload's pod holds 8: the first
+// job of 16 GPUs is admitted, the second (16 more, 8 free) is held, and
+// so is the third, in line behind it. A pod the Job controller creates
+// later for the admitted job loses its gate too; once the other
+// workload's pod ends, the second job is admitted, and the third still
+// waits.
+func TestAdmitter(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const ns = "gf-train"
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "gf-load", UID: "other"}, Spec: PodSpec(8)}
+	other.Spec.NodeName = "n1"
+	cs := fake.NewClientset(other, gatedPod(ns, "a", 0, 8), gatedPod(ns, "b", 0, 8), gatedPod(ns, "b", 1, 8), gatedPod(ns, "c", 0, 4))
+	// The fake's own watch sends objects without a resourceVersion, which
+	// the admitter's retrying watch refuses: the test sends the events.
+	w := watch.NewFake()
+	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
+	adm, stop, err := startAdmitter(ctx, cs, ns, 32, 16, true, progress.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, job := range []string{"a", "b", "c"} {
+		adm.add(job)
+	}
+	gated := func(name string) bool {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hasGate(p, AdmissionGate)
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for !ok() {
+			if ctx.Err() != nil {
+				t.Fatalf("%s: not within 30s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	a1 := gatedPod(ns, "a", 1, 8)
+	if err := cs.Tracker().Add(a1); err != nil {
+		t.Fatal(err)
+	}
+	a1.ResourceVersion = "10"
+	w.Add(a1)
+	waitFor("job a's two pods ungated", func() bool { return !gated("a-0") && !gated("a-1") })
+	time.Sleep(1500 * time.Millisecond) // more than a pass's tick
+	for _, name := range []string{"b-0", "b-1", "c-0"} {
+		if !gated(name) {
+			t.Errorf("pod %s was ungated with 8 GPUs free for its job's 16 (or behind one that does not fit)", name)
+		}
+	}
+	other.ResourceVersion = "11"
+	w.Delete(other)
+	waitFor("job b's pods ungated once 16 GPUs are free", func() bool { return !gated("b-0") && !gated("b-1") })
+	admitted, errs, fits := stop()
+	if admitted != 2 || errs != 0 || !gated("c-0") {
+		t.Errorf("admitted %d, gate removal errors %d, c-0 gated %v; want 2, 0, true (a and b hold all 32 GPUs)", admitted, errs, gated("c-0"))
+	}
+	// Free GPUs covered a job at the start (24), and again when the
+	// other pod ended (8 after a's admission, then 16).
+	if len(fits) != 2 {
+		t.Errorf("free GPUs rose to cover a job at %v; want twice", fits)
+	}
+}
+
+// Without admission, free GPUs are what bound pods leave: a pod of the
+// run binding takes them below a job's, its end brings them back.
+func TestAdmitterFollowsFreeGPUs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const ns = "gf-train"
+	cs := fake.NewClientset()
+	w := watch.NewFake()
+	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
+	a, stop, err := startAdmitter(ctx, cs, ns, 16, 16, false, progress.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := gatedPod(ns, "a", 0, 8)
+	p.Spec.SchedulingGates, p.Spec.NodeName, p.ResourceVersion = nil, "n1", "2"
+	w.Add(p) // 8 free: not a job's 16
+	p = p.DeepCopy()
+	p.Status.Phase, p.ResourceVersion = corev1.PodSucceeded, "3"
+	w.Modify(p) // 16 free again
+	for {
+		a.mu.Lock()
+		n := len(a.fits)
+		a.mu.Unlock()
+		if n >= 2 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	admitted, _, fits := stop()
+	if admitted != 0 || len(fits) != 2 || !fits[0].Before(fits[1]) {
+		t.Errorf("admitted %d, fits %v; want none admitted, and two fits (the start, the pod's end)", admitted, fits)
+	}
+}
+
+func TestStartAfterFit(t *testing.T) {
+	at := secondsFrom(time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC))
+	created := map[string]time.Time{"a": at(0), "b": at(0), "c": at(5)}
+	pods := []PodTimes{
+		{Group: "a", Created: at(0), Scheduled: at(1), Running: at(2)},   // fit at 0 (the start): 2s
+		{Group: "b", Created: at(0), Scheduled: at(11), Running: at(12)}, // fit at 10: 2s
+		{Group: "c", Created: at(5), Scheduled: at(6), Running: at(7)},   // fit at 0, created later: 2s
+		{Group: "d", Created: at(0)},                                     // never started
+	}
+	got := startAfterFit(pods, created, 1, at(20), []time.Time{at(0), at(10), at(15)})
+	if got.Count != 3 || got.Max != 2 || got.P50 != 2 {
+		t.Errorf("start after fit %+v; want 3 jobs, each 2s", got)
+	}
+}
