@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Experiment F, twenty-fifth part, all three sittings
+# Experiment F, twenty-fifth part, every sitting
 # (docs/experiment-design.md): what gangs waiting for capacity cost the
 # other work sent meanwhile. On one fresh fleet of NODES under PROFILE
 # (the built-in gang profile), RUNS rounds of the arms in ARMS, their
@@ -15,10 +15,18 @@
 #     job's size): one node short, none can start; train gives up after
 #     WAIT and leaves them waiting; once all their pods exist, the same
 #     stream;
+#   admit (or admitN): as gang (gangN), with `train --admission quota`:
+#     every job's pods wait behind a scheduling gate, out of the
+#     scheduler's queue, until the fleet's free GPUs cover the job;
 #   pendingN: the same pods, then N plain pods of 9 GPUs each, more than
 #     any node has, so never schedulable (`load N 9 --allow-unschedulable`,
 #     which ends once all are unschedulable), then the same stream: as
 #     many pending pods as N/(NODES − FILL) gangs, with no gang.
+# With RELEASE=1, a gang or admit arm's train runs in the background
+# through the stream; after it the stream's pods and then the one 8-GPU
+# pod exit (`fault pod-exit --exit-code 0`), which frees exactly one job's
+# nodes, and once that job runs whole train is interrupted: its record's
+# startAfterFit is the time from those GPUs free to the job running.
 # `unload` ends each arm; the fleet is deleted at the end. Each load and
 # train writes its own results/ folder, and each stream a snapshot of its
 # window (report.html).
@@ -28,6 +36,7 @@
 #   FILL=900 STREAM=450 WAIT=45 hack/experiment-f-gang-queue.sh   (a gang of 100)
 #   FILL=900 STREAM=450 WAIT=60 ARMS="gang gang3 gang20" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=450 WAIT=60 ARMS="gang20 pending2000" hack/experiment-f-gang-queue.sh
+#   FILL=900 STREAM=450 WAIT=60 RELEASE=1 ARMS="gang20 admit20" hack/experiment-f-gang-queue.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -38,19 +47,42 @@ wait_s=${WAIT:-120}
 fill=${FILL:-0}
 gang=$((nodes - fill))
 profile=${PROFILE:-gang}
+release=${RELEASE:-0}
 read -ra arms <<<"${ARMS:-control gang}"
-[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named (allowed: control, gang, gangN with N ≥ 1 jobs, pendingN with N ≥ 1 pods)" >&2; exit 2; }
+[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named (allowed: control, gang, gangN or admit, admitN with N ≥ 1 jobs, pendingN with N ≥ 1 pods)" >&2; exit 2; }
 for a in "${arms[@]}"; do
-	[[ $a =~ ^(control|gang|gang[1-9][0-9]*|pending[1-9][0-9]*)$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN with N ≥ 1 jobs, pendingN with N ≥ 1 pods)" >&2; exit 2; }
+	[[ $a =~ ^(control|gang|admit|(gang|admit|pending)[1-9][0-9]*)$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN or admit, admitN with N ≥ 1 jobs, pendingN with N ≥ 1 pods)" >&2; exit 2; }
 done
 . hack/lib.sh
 gf_build
 name=gf-exp-f
 log=$(mktemp)
-trap 'rm -f "$log"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
+trainlog=$(mktemp)
+trap 'rm -f "$log" "$trainlog"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 
-# arm control|gang|gangN|pendingN: one arm, from an unloaded fleet back
-# to one.
+# count STATE: how many pods status counts in STATE (pending, running);
+# status exits 1 on an unhealthy component, but still prints.
+count() {
+	local n
+	n=$({ "$bin" --name "$name" status -o json || true; } | python3 -c 'import json,sys; print(json.load(sys.stdin)["pods"]["'"$1"'"])') || true
+	[[ $n =~ ^[0-9]+$ ]] && echo "$n" || echo 0
+}
+
+# await STATE CMP N WHAT: polls until count STATE CMP N (-ge, -le), for
+# at most 300 s.
+await() {
+	local deadline=$((SECONDS + 300)) n
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		n=$(count "$1")
+		[ "$n" "$2" "$3" ] && return 0
+		sleep 1
+	done
+	echo "== $4: $1 pods $n after 300s: stopping"
+	exit 1
+}
+
+# arm control|gang|gangN|admit|admitN|pendingN: one arm, from an
+# unloaded fleet back to one.
 arm() {
 	if [ "$fill" -gt 0 ]; then
 		echo "== $1: $fill 8-GPU pods take as many nodes"
@@ -69,28 +101,36 @@ arm() {
 			exit 1
 		}
 	elif [ "$1" != control ]; then
-		local jobs=${1#gang}
+		local jobs=${1#gang} admission=none
+		if [[ $1 == admit* ]]; then
+			jobs=${1#admit} admission=quota
+		fi
 		jobs=${jobs:-1}
-		echo "== $1: $jobs job(s) of $gang whole-node workers, waiting (train gives up after ${wait_s}s and leaves them)"
-		# train ends at its timeout with the jobs left waiting (exit 0);
-		# anything else means the arm is not what it says.
-		"$bin" --name "$name" train --jobs "$jobs" --pods-per-job "$gang" --gpus-per-pod 8 --gang on --stall 0 --timeout "${wait_s}s" | tee "$log"
-		grep -q "jobs fully running 0, partly 0, not at all $jobs$" "$log" || {
-			echo "== the gangs are not waiting whole (see train's output above): stopping"
-			exit 1
-		}
+		local train=("$bin" --name "$name" train --jobs "$jobs" --pods-per-job "$gang" --gpus-per-pod 8 --gang on --admission "$admission" --stall 0)
+		if [ "$release" = 1 ]; then
+			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission, train in the background until one runs"
+			"${train[@]}" --timeout 3600s >"$trainlog" 2>&1 &
+			train_pid=$!
+		else
+			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission, waiting (train gives up after ${wait_s}s and leaves them)"
+			# train ends at its timeout with the jobs left waiting (exit
+			# 0); anything else means the arm is not what it says.
+			"${train[@]}" --timeout "${wait_s}s" | tee "$log"
+			grep -q "jobs fully running 0, partly 0, not at all $jobs$" "$log" || {
+				echo "== the gangs are not waiting whole (see train's output above): stopping"
+				exit 1
+			}
+		fi
 		# The Job controller creates pods at its client's QPS: the stream
 		# starts once every gang's pods exist (and so every gang is tried).
-		# status exits 1 on an unhealthy component, but still prints.
-		local want=$((jobs * gang)) pending=0 deadline=$((SECONDS + 120))
-		while [ "$SECONDS" -lt "$deadline" ]; do
-			pending=$({ "$bin" --name "$name" status -o json || true; } | python3 -c 'import json,sys; print(json.load(sys.stdin)["pods"]["pending"])') || true
-			[[ $pending =~ ^[0-9]+$ ]] || pending=0
-			[ "$pending" -lt "$want" ] || break
-			sleep 1
-		done
-		[ "$pending" -ge "$want" ] || { echo "== only $pending of the gangs' $want pods exist after 120s more: stopping"; exit 1; }
-		echo "== $1: all $want of the gangs' pods exist and wait"
+		await pending -ge $((jobs * gang)) "the gangs' pods"
+		echo "== $1: all $((jobs * gang)) of the gangs' pods exist and wait"
+		if [ "$release" = 1 ]; then
+			sleep "$wait_s"
+			local running
+			running=$(count running)
+			[ "$running" -eq $((fill + 1)) ] || { echo "== $running pods run after ${wait_s}s, not the fill's $((fill + 1)): a gang started, stopping"; exit 1; }
+		fi
 	else
 		echo "== control: ${wait_s}s with nothing waiting"
 		sleep "$wait_s"
@@ -98,6 +138,21 @@ arm() {
 	echo "== $1: $stream 1-GPU pods at $rate pods/s"
 	"$bin" --name "$name" load "$stream" 1 --rate "$rate" --namespace gf-exp-stream 2>&1 | tee "$log" || echo "== the stream's load failed (its record says why)"
 	snapshot_of "$log" || true
+	if [ "$release" = 1 ] && [[ $1 == gang* || $1 == admit* ]]; then
+		echo "== $1: the stream's pods exit, then the one 8-GPU pod: one job's nodes free"
+		"$bin" --name "$name" fault pod-exit --exit-code 0 --namespace gf-exp-stream >/dev/null
+		await running -le $((fill + 1)) "the stream's pods ending"
+		"$bin" --name "$name" fault pod-exit --exit-code 0 --namespace gf-exp-held >/dev/null
+		await running -ge $((fill + gang)) "one job running whole"
+		sleep 2 # the run's own watch sees it too
+		kill -INT "$train_pid"
+		wait "$train_pid" || true
+		cat "$trainlog"
+		grep -q "jobs fully running 1, partly 0, not at all $((jobs - 1))$" "$trainlog" || {
+			echo "== not exactly one job ran whole after the release (see train's output above): stopping"
+			exit 1
+		}
+	fi
 	"$bin" --name "$name" unload
 }
 
