@@ -58,26 +58,33 @@ gf_build
 name=gf-exp-f
 log=$(mktemp)
 trainlog=$(mktemp)
-trap 'rm -f "$log" "$trainlog"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
+train_pid=
+trap '[ -z "$train_pid" ] || kill "$train_pid" 2>/dev/null || true; rm -f "$log" "$trainlog"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 
-# count STATE: how many pods status counts in STATE (pending, running);
-# status exits 1 on an unhealthy component, but still prints.
+# count STATE: how many pods status counts in STATE (pending, running),
+# or nothing when status could not say; status exits 1 on an unhealthy
+# component, but still prints.
 count() {
 	local n
-	n=$({ "$bin" --name "$name" status -o json || true; } | python3 -c 'import json,sys; print(json.load(sys.stdin)["pods"]["'"$1"'"])') || true
-	[[ $n =~ ^[0-9]+$ ]] && echo "$n" || echo 0
+	n=$({ "$bin" --name "$name" status -o json || true; } | python3 -c 'import json,sys; print(json.load(sys.stdin)["pods"]["'"$1"'"])' 2>/dev/null) || true
+	[[ $n =~ ^[0-9]+$ ]] && echo "$n" || true
 }
 
 # await STATE CMP N WHAT: polls until count STATE CMP N (-ge, -le), for
-# at most 300 s.
+# at most 300 s; stops the script sooner if a background train ended.
 await() {
-	local deadline=$((SECONDS + 300)) n
+	local deadline=$((SECONDS + 300)) n=
 	while [ "$SECONDS" -lt "$deadline" ]; do
 		n=$(count "$1")
-		[ "$n" "$2" "$3" ] && return 0
+		[ -n "$n" ] && [ "$n" "$2" "$3" ] && return 0
+		if [ -n "$train_pid" ] && ! kill -0 "$train_pid" 2>/dev/null; then
+			cat "$trainlog"
+			echo "== $4: train ended (its output above): stopping"
+			exit 1
+		fi
 		sleep 1
 	done
-	echo "== $4: $1 pods $n after 300s: stopping"
+	echo "== $4: $1 pods ${n:-unknown} after 300s: stopping"
 	exit 1
 }
 
@@ -129,7 +136,7 @@ arm() {
 			sleep "$wait_s"
 			local running
 			running=$(count running)
-			[ "$running" -eq $((fill + 1)) ] || { echo "== $running pods run after ${wait_s}s, not the fill's $((fill + 1)): a gang started, stopping"; exit 1; }
+			[ "${running:-0}" -eq $((fill + 1)) ] || { echo "== ${running:-an unknown number of} pods run after ${wait_s}s, not the fill's $((fill + 1)): stopping"; exit 1; }
 		fi
 	else
 		echo "== control: ${wait_s}s with nothing waiting"
@@ -145,8 +152,9 @@ arm() {
 		"$bin" --name "$name" fault pod-exit --exit-code 0 --namespace gf-exp-held >/dev/null
 		await running -ge $((fill + gang)) "one job running whole"
 		sleep 2 # the run's own watch sees it too
-		kill -INT "$train_pid"
+		kill -INT "$train_pid" 2>/dev/null || true # a run of one job ends by itself
 		wait "$train_pid" || true
+		train_pid=
 		cat "$trainlog"
 		grep -q "jobs fully running 1, partly 0, not at all $((jobs - 1))$" "$trainlog" || {
 			echo "== not exactly one job ran whole after the release (see train's output above): stopping"

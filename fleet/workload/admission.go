@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -28,7 +29,9 @@ const AdmissionGate = "ghostfleet.io/admission"
 // Admission modes (TrainOptions.Admission): none sends every job's pods
 // to the scheduler at once; quota holds each job behind AdmissionGate
 // until the fleet's free GPUs cover the whole job, as a quota-based
-// admission layer such as Kueue does.
+// admission layer such as Kueue does with pods it gates (Kueue admits a
+// batch Job by unsuspending it instead, so that its pods are created
+// only then).
 const (
 	AdmissionNone  = "none"
 	AdmissionQuota = "quota"
@@ -40,92 +43,117 @@ var AdmissionModes = []string{AdmissionNone, AdmissionQuota}
 // AdmissionResult is what quota admission did in a training run.
 type AdmissionResult struct {
 	Mode string `json:"mode"`
-	// JobsAdmitted are the jobs whose gate it removed; the rest of the
-	// run's jobs were still held when it ended, and stay held (their
-	// pods gated) until deleted.
+	// JobsAdmitted are the jobs whose pods' gates it removed, JobsHeld
+	// the run's other jobs, still held when it ended; they stay held
+	// (their pods gated) until deleted.
 	JobsAdmitted int `json:"jobsAdmitted"`
+	JobsHeld     int `json:"jobsHeld"`
+	// LeftGated are pods of admitted jobs still gated at the end: the
+	// Job controller made them too late, or their gate's removal failed.
+	LeftGated int `json:"leftGated"`
 	// GateRemovalErrors are gate removals the apiserver refused or
 	// failed; each was tried again on the next pass.
 	GateRemovalErrors int `json:"gateRemovalErrors"`
+	// WatchError, when set, is why the pods watch ended early: from then
+	// on no job was admitted and no fit seen.
+	WatchError string `json:"watchError,omitempty"`
 }
 
-// ungatePatch removes AdmissionGate, the only gate train gives a pod; the
-// test makes it fail rather than remove another gate.
-var ungatePatch = []byte(`[{"op":"test","path":"/spec/schedulingGates/0/name","value":"` + AdmissionGate + `"},{"op":"remove","path":"/spec/schedulingGates/0"}]`)
+// ungatePatch removes AdmissionGate by name (schedulingGates merge by
+// name), leaving any other gate.
+var ungatePatch = []byte(`{"spec":{"schedulingGates":[{"$patch":"delete","name":"` + AdmissionGate + `"}]}}`)
 
 // admitter follows the fleet's free GPUs for a run's jobs from one
 // watch of the cluster's pods, and, under quota admission (gate), admits
 // the run's gated jobs in the order given, one job at a time while its
 // GPUs fit in the free GPUs (strict FIFO, as Kueue's StrictFIFO queueing:
 // a job that does not fit holds back the ones after it), removing the
-// gate from every pod of an admitted job, including pods the Job
-// controller creates later. Free GPUs are the fake nodes' allocatable
-// GPUs less those held by bound, unfinished pods; under admission, each
-// admitted job counts its whole request from admission instead, bound or
-// not, as Kueue counts an admitted workload's quota. It sends nothing but
-// the gate removals; one that fails is counted and tried again on the
-// next pass. Either way it keeps when the free GPUs last rose to cover a
-// job (fits), for TrainResult.StartAfterFit.
+// gate from every pod of an admitted job, one PATCH at a time, including
+// pods the Job controller creates later. Free GPUs are a fleet-wide sum,
+// not a placement: the fake nodes' allocatable GPUs at the start less
+// those held by bound, unfinished pods; under admission, each admitted
+// job counts its whole request from admission instead, bound or not, as
+// Kueue counts an admitted workload's quota, and never gives it back
+// (train's jobs run until deleted). It sends nothing but the gate
+// removals; one that fails is counted and tried again on the next pass.
+// Either way it keeps the moments free GPUs rose to cover one more job
+// (fits), for TrainResult.StartAfterFit.
 type admitter struct {
 	cs      kubernetes.Interface
-	ns      string
-	total   int64 // the fake nodes' allocatable GPUs at the start
-	jobGPUs int64 // GPUs one job asks for
+	ns, run string // the run's namespace and ID (its pods' LabelRun)
+	total   int64  // the fake nodes' allocatable GPUs at the start
+	jobGPUs int64  // GPUs one job asks for
 	gate    bool
 	report  progress.Func
 
 	mu   sync.Mutex
 	pods map[types.UID]admitPod
-	// others and run are the GPUs bound pods hold: the run's jobs' pods
-	// (of its namespace, with a Job's label), and the rest.
-	others, run int64
-	order       []string        // the run's jobs, in creation order
-	admitted    map[string]bool // by job name
-	patched     map[types.UID]bool
-	errors      int
-	// fits are the moments free GPUs rose from less than a job's to at
-	// least that (the first, at the start, if they covered one then).
-	fits    []time.Time
-	covered bool
-	// listing: the pods are being read in from the first list, whose
-	// partial sums are no moment of the fleet's.
-	listing bool
-	changed chan struct{}
+	// others and mine are the GPUs bound pods hold: the run's jobs'
+	// pods, and the rest.
+	others, mine int64
+	order        []string        // the run's jobs, in creation order
+	admitted     map[string]bool // by job name
+	// gated are the run's gated pods by job, then UID: their names.
+	gated  map[string]map[types.UID]string
+	warned map[types.UID]bool
+	errors int
+	// fits are the moments free GPUs rose to cover one more job than
+	// before (the first at the start, if they covered one then); jobs
+	// counts how many they covered.
+	fits     []time.Time
+	jobs     int64
+	watchErr error
+	changed  chan struct{}
 }
 
 // admitPod is what the admitter keeps of a pod.
 type admitPod struct {
 	name string
-	job  string // the Job's name for a pod of the run's namespace, else ""
+	job  string // the Job of a pod of the run's, else ""
 	// bound: the GPUs the pod holds on its node (0 until bound).
 	bound int64
-	// gated: the pod still has AdmissionGate.
-	gated bool
+}
+
+// admitted is how an admitter ended.
+type admitted struct {
+	AdmissionResult
+	// fits are as admitter.fits; nil when the watch ended early.
+	fits []time.Time
 }
 
 // startAdmitter starts following the free GPUs for jobs of jobGPUs each
-// in namespace ns against total GPUs and, with gate, admitting the jobs
-// added with add; stop ends it and returns how many jobs it admitted,
-// how many gate removals failed and when free GPUs rose to cover a job.
-func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns string, total, jobGPUs int64, gate bool, report progress.Func) (a *admitter, stop func() (admitted, errors int, fits []time.Time), err error) {
-	a = &admitter{cs: cs, ns: ns, total: total, jobGPUs: jobGPUs, gate: gate, report: report,
-		pods: map[types.UID]admitPod{}, admitted: map[string]bool{}, patched: map[types.UID]bool{}, changed: make(chan struct{}, 1)}
+// of run runID in namespace ns against total GPUs and, with gate,
+// admitting the jobs added with add; stop ends it, with a last pass
+// (bounded by 10 s) for pods of admitted jobs the Job controller made
+// since the one before.
+func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID string, total, jobGPUs int64, gate bool, report progress.Func) (a *admitter, stop func() admitted, err error) {
+	a = &admitter{cs: cs, ns: ns, run: runID, total: total, jobGPUs: jobGPUs, gate: gate, report: report,
+		pods: map[types.UID]admitPod{}, admitted: map[string]bool{}, gated: map[string]map[types.UID]string{}, warned: map[types.UID]bool{},
+		changed: make(chan struct{}, 1)}
 	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("following free GPUs: listing pods: %w", err)
 	}
-	a.listing = true
+	a.mu.Lock()
 	for i := range list.Items {
 		a.observe(&list.Items[i], false)
 	}
-	a.listing = false
 	a.noteFree(time.Now())
+	a.mu.Unlock()
 	stopWatch, err := follow(ctx, "pods", list.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		return cs.CoreV1().Pods("").Watch(ctx, o)
 	}, func(ev watch.Event) {
-		if p, ok := ev.Object.(*corev1.Pod); ok {
+		a.mu.Lock()
+		switch p, ok := ev.Object.(*corev1.Pod); {
+		case ok:
 			a.observe(p, ev.Type == watch.Deleted)
+			a.noteFree(time.Now())
+		case ev.Type == watch.Error && a.watchErr == nil:
+			a.watchErr = apierrors.FromObject(ev.Object)
+			a.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("free GPUs are no longer followed (no job is admitted, no fit seen): the pods watch ended: %v", a.watchErr)})
 		}
+		a.mu.Unlock()
+		a.poke()
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("following free GPUs: %w", err)
@@ -138,8 +166,8 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns string, tota
 			<-ctx.Done()
 			return
 		}
-		// A pass on every change, at most one a 100 ms, and one a second
-		// regardless (a failed removal is retried).
+		// A pass 100 ms after a change (events come in bursts), and once
+		// a second regardless (a failed removal is retried).
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
@@ -153,13 +181,27 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns string, tota
 			}
 		}
 	}()
-	return a, func() (int, int, []time.Time) {
+	return a, func() admitted {
 		cancel()
 		<-done
 		stopWatch()
+		if gate {
+			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			a.pass(last)
+			cancel()
+		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		return len(a.admitted), a.errors, a.fits
+		out := admitted{AdmissionResult: AdmissionResult{Mode: AdmissionQuota, JobsAdmitted: len(a.admitted), JobsHeld: len(a.order) - len(a.admitted), GateRemovalErrors: a.errors}}
+		for job := range a.admitted {
+			out.LeftGated += len(a.gated[job])
+		}
+		if a.watchErr != nil {
+			out.WatchError = a.watchErr.Error()
+		} else {
+			out.fits = append([]time.Time{}, a.fits...)
+		}
+		return out
 	}, nil
 }
 
@@ -178,60 +220,62 @@ func (a *admitter) poke() {
 	}
 }
 
-// observe takes in a pod the watch delivered; gone says it was deleted.
+// observe takes in a pod; gone says it was deleted. Called with mu held.
 func (a *admitter) observe(p *corev1.Pod, gone bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	old := a.pods[p.UID]
 	a.hold(old, -1)
+	if g := a.gated[old.job]; g != nil {
+		delete(g, p.UID)
+	}
 	if gone || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		delete(a.pods, p.UID)
-		delete(a.patched, p.UID)
-	} else {
-		ap := admitPod{name: p.Name, gated: hasGate(p, AdmissionGate)}
-		if p.Spec.NodeName != "" {
-			ap.bound = fleet.PodGPUs(p)
-		}
-		if p.Namespace == a.ns {
-			ap.job = p.Labels[jobNameLabel]
-		}
-		a.pods[p.UID] = ap
-		a.hold(ap, 1)
+		return
 	}
-	if !a.listing {
-		a.noteFree(time.Now())
+	ap := admitPod{name: p.Name}
+	if p.Spec.NodeName != "" {
+		ap.bound = fleet.PodGPUs(p)
 	}
-	a.poke()
+	if p.Namespace == a.ns && p.Labels[LabelRun] == a.run {
+		ap.job = p.Labels[jobNameLabel]
+	}
+	a.pods[p.UID] = ap
+	a.hold(ap, 1)
+	if ap.job != "" && hasGate(p, AdmissionGate) {
+		if a.gated[ap.job] == nil {
+			a.gated[ap.job] = map[types.UID]string{}
+		}
+		a.gated[ap.job][p.UID] = p.Name
+	}
 }
 
 // hold adds (sign 1) or takes away (-1) what p holds.
 func (a *admitter) hold(p admitPod, sign int64) {
 	if p.job != "" {
-		a.run += sign * p.bound
+		a.mine += sign * p.bound
 	} else {
 		a.others += sign * p.bound
 	}
 }
 
 // free is the GPUs not held: under admission, admitted jobs hold their
-// whole request (a gated job's pods are unbound and hold nothing);
+// whole request (a job not admitted has its pods gated, unbound);
 // otherwise the run's bound pods hold what they are bound with. Called
 // with mu held.
 func (a *admitter) free() int64 {
 	if a.gate {
 		return a.total - a.others - int64(len(a.admitted))*a.jobGPUs
 	}
-	return a.total - a.others - a.run
+	return a.total - a.others - a.mine
 }
 
-// noteFree keeps at as a fit when free GPUs now cover a job and did not
+// noteFree keeps at as a fit when free GPUs now cover more jobs than
 // before. Called with mu held.
 func (a *admitter) noteFree(at time.Time) {
-	covered := a.free() >= a.jobGPUs
-	if covered && !a.covered {
+	jobs := max(a.free(), 0) / a.jobGPUs
+	if jobs > a.jobs {
 		a.fits = append(a.fits, at)
 	}
-	a.covered = covered
+	a.jobs = jobs
 }
 
 func hasGate(p *corev1.Pod, name string) bool {
@@ -243,40 +287,51 @@ func hasGate(p *corev1.Pod, name string) bool {
 	return false
 }
 
-// pass admits what now fits and removes the gates of admitted jobs' pods.
+// pass admits what now fits and removes the gates of admitted jobs'
+// pods. A pod already gone counts as done; a removal that fails is
+// counted, warned of once per pod and tried again on the next pass.
 func (a *admitter) pass(ctx context.Context) {
 	a.mu.Lock()
+	var n int
 	waiting := a.order[len(a.admitted):]
-	n := admissible(a.free(), a.jobGPUs, len(waiting))
+	if a.watchErr == nil {
+		n = admissible(a.free(), a.jobGPUs, len(waiting))
+	}
 	for _, job := range waiting[:n] {
 		a.admitted[job] = true
 	}
 	a.noteFree(time.Now())
-	var ungate []string
-	var uids []types.UID
-	for uid, p := range a.pods {
-		if p.gated && a.admitted[p.job] && !a.patched[uid] {
-			ungate, uids = append(ungate, p.name), append(uids, uid)
+	type gatedPod struct {
+		job  string
+		uid  types.UID
+		name string
+	}
+	var ungate []gatedPod
+	for job := range a.admitted {
+		for uid, name := range a.gated[job] {
+			ungate = append(ungate, gatedPod{job, uid, name})
 		}
 	}
 	a.mu.Unlock()
 	if n > 0 {
 		a.report(progress.Event{Kind: progress.Info, Message: fmt.Sprintf("admitted %s", strings.Join(waiting[:n], ", "))})
 	}
-	for i, name := range ungate {
-		_, err := a.cs.CoreV1().Pods(a.ns).Patch(ctx, name, types.JSONPatchType, ungatePatch, metav1.PatchOptions{})
+	for _, p := range ungate {
+		_, err := a.cs.CoreV1().Pods(a.ns).Patch(ctx, p.name, types.StrategicMergePatchType, ungatePatch, metav1.PatchOptions{})
 		if ctx.Err() != nil {
 			return
 		}
 		a.mu.Lock()
-		if err != nil {
-			a.errors++
+		warn := false
+		if err == nil || apierrors.IsNotFound(err) {
+			delete(a.gated[p.job], p.uid)
 		} else {
-			a.patched[uids[i]] = true
+			a.errors++
+			warn, a.warned[p.uid] = !a.warned[p.uid], true
 		}
 		a.mu.Unlock()
-		if err != nil {
-			a.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("admission: removing the gate of pod %s: %v (tried again)", name, err)})
+		if warn {
+			a.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("admission: removing the gate of pod %s: %v (tried again on every pass)", p.name, err)})
 		}
 	}
 }

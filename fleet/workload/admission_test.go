@@ -3,11 +3,14 @@ package workload
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
@@ -42,7 +45,7 @@ func TestAdmissible(t *testing.T) {
 func gatedPod(ns, job string, i, gpus int) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", job, i), Namespace: ns, UID: types.UID(fmt.Sprintf("%s-%s-%d", ns, job, i)),
-			Labels: map[string]string{jobNameLabel: job}},
+			Labels: map[string]string{jobNameLabel: job, LabelRun: "train-1"}},
 		Spec: PodSpec(gpus),
 	}
 	p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: AdmissionGate}}
@@ -61,12 +64,12 @@ func TestAdmitter(t *testing.T) {
 	const ns = "gf-train"
 	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "gf-load", UID: "other"}, Spec: PodSpec(8)}
 	other.Spec.NodeName = "n1"
-	cs := fake.NewClientset(other, gatedPod(ns, "a", 0, 8), gatedPod(ns, "b", 0, 8), gatedPod(ns, "b", 1, 8), gatedPod(ns, "c", 0, 4))
+	cs := fake.NewClientset(other, gatedPod(ns, "a", 0, 8), gatedPod(ns, "b", 0, 8), gatedPod(ns, "b", 1, 8), gatedPod(ns, "c", 0, 8))
 	// The fake's own watch sends objects without a resourceVersion, which
 	// the admitter's retrying watch refuses: the test sends the events.
 	w := watch.NewFake()
 	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
-	adm, stop, err := startAdmitter(ctx, cs, ns, 32, 16, true, progress.Discard)
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 32, 16, true, progress.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,14 +108,14 @@ func TestAdmitter(t *testing.T) {
 	other.ResourceVersion = "11"
 	w.Delete(other)
 	waitFor("job b's pods ungated once 16 GPUs are free", func() bool { return !gated("b-0") && !gated("b-1") })
-	admitted, errs, fits := stop()
-	if admitted != 2 || errs != 0 || !gated("c-0") {
-		t.Errorf("admitted %d, gate removal errors %d, c-0 gated %v; want 2, 0, true (a and b hold all 32 GPUs)", admitted, errs, gated("c-0"))
+	end := stop()
+	if r := end.AdmissionResult; r.JobsAdmitted != 2 || r.JobsHeld != 1 || r.LeftGated != 0 || r.GateRemovalErrors != 0 || !gated("c-0") {
+		t.Errorf("admission %+v, c-0 gated %v; want 2 admitted, 1 held, none left gated, no errors, c-0 gated (a and b hold all 32 GPUs)", r, gated("c-0"))
 	}
 	// Free GPUs covered a job at the start (24), and again when the
 	// other pod ended (8 after a's admission, then 16).
-	if len(fits) != 2 {
-		t.Errorf("free GPUs rose to cover a job at %v; want twice", fits)
+	if len(end.fits) != 2 {
+		t.Errorf("free GPUs rose to cover a job at %v; want twice", end.fits)
 	}
 }
 
@@ -125,7 +128,7 @@ func TestAdmitterFollowsFreeGPUs(t *testing.T) {
 	cs := fake.NewClientset()
 	w := watch.NewFake()
 	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
-	a, stop, err := startAdmitter(ctx, cs, ns, 16, 16, false, progress.Discard)
+	a, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, false, progress.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,23 +147,86 @@ func TestAdmitterFollowsFreeGPUs(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	admitted, _, fits := stop()
-	if admitted != 0 || len(fits) != 2 || !fits[0].Before(fits[1]) {
-		t.Errorf("admitted %d, fits %v; want none admitted, and two fits (the start, the pod's end)", admitted, fits)
+	end := stop()
+	if end.JobsAdmitted != 0 || len(end.fits) != 2 || !end.fits[0].Before(end.fits[1]) {
+		t.Errorf("admitted %d, fits %v; want none admitted, and two fits (the start, the pod's end)", end.JobsAdmitted, end.fits)
 	}
 }
 
 func TestStartAfterFit(t *testing.T) {
 	at := secondsFrom(time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC))
-	created := map[string]time.Time{"a": at(0), "b": at(0), "c": at(5)}
+	created := map[string]time.Time{"a": at(0), "b": at(0), "c": at(5), "d": at(0)}
 	pods := []PodTimes{
 		{Group: "a", Created: at(0), Scheduled: at(1), Running: at(2)},   // fit at 0 (the start): 2s
 		{Group: "b", Created: at(0), Scheduled: at(11), Running: at(12)}, // fit at 10: 2s
 		{Group: "c", Created: at(5), Scheduled: at(6), Running: at(7)},   // fit at 0, created later: 2s
 		{Group: "d", Created: at(0)},                                     // never started
 	}
-	got := startAfterFit(pods, created, 1, at(20), []time.Time{at(0), at(10), at(15)})
-	if got.Count != 3 || got.Max != 2 || got.P50 != 2 {
-		t.Errorf("start after fit %+v; want 3 jobs, each 2s", got)
+	res, _ := trainAccounting(TrainResult{Jobs: 4, PodsPerJob: 1, GPUsPerPod: 8}, pods, created, at(20), []time.Time{at(0), at(10), at(15)})
+	if got := res.StartAfterFit; got == nil || got.Count != 3 || got.Max != 2 || got.P50 != 2 || res.StartLatency.Max != 12 {
+		t.Errorf("start after fit %+v, start latency %+v; want 3 jobs, each 2s after its fit, and up to 12s after its creation", got, res.StartLatency)
+	}
+	if res, _ := trainAccounting(TrainResult{Jobs: 4, PodsPerJob: 1, GPUsPerPod: 8}, pods, created, at(20), nil); res.StartAfterFit != nil {
+		t.Errorf("start after fit %+v with free GPUs not followed; want none", res.StartAfterFit)
+	}
+}
+
+// Quota admission counts a bound pod of another run in the same
+// namespace as held, not as its own: the job of 16 GPUs waits while that
+// pod holds 8 of 16. A gate removal the apiserver refuses is counted,
+// warned of once and tried again; one of a pod already gone is done.
+func TestAdmitterOtherRunsAndErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const ns = "gf-train"
+	old := gatedPod(ns, "old", 0, 8)
+	old.Labels[LabelRun], old.Spec.SchedulingGates, old.Spec.NodeName = "train-0", nil, "n1"
+	cs := fake.NewClientset(old, gatedPod(ns, "a", 0, 8), gatedPod(ns, "a", 1, 8))
+	w := watch.NewFake()
+	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
+	refused := 0
+	cs.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		switch name := action.(k8stesting.PatchAction).GetName(); {
+		case name == "a-0": // deleted before its gate's removal was sent
+			return true, nil, apierrors.NewNotFound(corev1.Resource("pods"), name)
+		case name == "a-1" && refused < 3:
+			refused++
+			return true, nil, apierrors.NewInternalError(fmt.Errorf("etcd is slow"))
+		}
+		return false, nil, nil
+	})
+	var mu sync.Mutex
+	var warnings []string
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, true, func(e progress.Event) {
+		if e.Kind == progress.Warn {
+			mu.Lock()
+			warnings = append(warnings, e.Message)
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm.add("a")
+	time.Sleep(1500 * time.Millisecond) // more than a pass's tick
+	adm.mu.Lock()
+	early := len(adm.admitted)
+	adm.mu.Unlock()
+	if early != 0 {
+		t.Errorf("job a admitted with another run's pod holding 8 of 16 GPUs")
+	}
+	old.ResourceVersion = "10"
+	w.Delete(old)
+	for ctx.Err() == nil {
+		if p, _ := cs.CoreV1().Pods(ns).Get(ctx, "a-1", metav1.GetOptions{}); !hasGate(p, AdmissionGate) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	end := stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if r := end.AdmissionResult; r.JobsAdmitted != 1 || r.GateRemovalErrors != 3 || r.LeftGated != 0 || len(warnings) != 1 {
+		t.Errorf("admission %+v, warnings %q; want 1 admitted, 3 refused removals of a-1 warned of once, none left gated", r, warnings)
 	}
 }

@@ -90,8 +90,14 @@ func (o *TrainOptions) Validate(c Capacity) (warnings []string, err error) {
 		return nil, fmt.Errorf("--pods-per-job %d is out of range under gang scheduling: the %d fake nodes hold at most %d pods of %d GPUs, and a gang starts whole or never (--gang off starts jobs partly)",
 			o.PodsPerJob, c.FakeNodes, fit, o.GPUsPerPod)
 	}
-	if claim, _ := ParseClaim(o.Claim); o.Admission == AdmissionQuota && claim.DRA() {
-		return nil, fmt.Errorf("--admission quota counts nvidia.com/gpu requests, and these pods would ask for their GPUs through DRA claims (--claim %s): use --admission none", o.Claim)
+	if o.Admission == AdmissionQuota {
+		claim, _ := ParseClaim(o.Claim)
+		switch need := int64(o.PodsPerJob * o.GPUsPerPod); {
+		case claim.DRA() || c.Devices > 0:
+			return nil, fmt.Errorf("--admission quota counts nvidia.com/gpu on the nodes, and this fleet's GPUs are DRA devices (--claim %s): use --admission none", o.Claim)
+		case need > c.TotalGPUs:
+			return nil, fmt.Errorf("--admission quota: a job of %d pods × %d GPUs needs %d GPUs, more than the fleet's %d, and would never be admitted (nor any job after it)", o.PodsPerJob, o.GPUsPerPod, need, c.TotalGPUs)
+		}
 	}
 	o.fleetGPUs = c.TotalGPUs
 	if need := int64(o.Jobs * o.PodsPerJob * o.GPUsPerPod); need > free {
@@ -137,7 +143,7 @@ func (o *TrainOptions) Check() error {
 	case o.Admission != "" && !slices.Contains(AdmissionModes, o.Admission):
 		return fmt.Errorf("--admission %q: allowed are %s", o.Admission, strings.Join(AdmissionModes, ", "))
 	case o.Admission == AdmissionQuota && o.Restart == RestartJob:
-		return fmt.Errorf("--admission quota with --restart job: a job made again would wait behind its gate with nothing to admit it; use one or the other")
+		return fmt.Errorf("--admission quota with --restart job: a job made again would keep its admission and skip the queue; use one or the other")
 	}
 	for _, t := range []struct {
 		what string
@@ -224,11 +230,14 @@ type TrainResult struct {
 	// phase and the same keys.
 	AuditedTimes map[string]map[string]AuditedTimes `json:"auditedTimes,omitempty"`
 	// StartAfterFit is, for each job that started whole (gang-scheduled
-	// or admitted jobs only), the time from when the fleet's free GPUs
-	// last rose to cover it before it started (or its creation, if
-	// later) to it running whole: the scheduler's, and any admission's,
-	// reaction to capacity. Free GPUs are as the admitter counts them,
-	// from a watch of every pod.
+	// or admitted jobs only, on a fleet of nvidia.com/gpu), the time from
+	// the last moment before it started that the fleet's free GPUs rose
+	// to cover one more job (or its creation, if later) to it running
+	// whole: the scheduler's, and any admission's, reaction to capacity.
+	// Free GPUs are a fleet-wide sum as the admitter counts them from its
+	// own watch of every pod, not a placement: nodes fragmented, or a
+	// topology constraint, can leave a job unplaceable while they cover
+	// it. Absent when the watch ended early.
 	StartAfterFit *Percentiles `json:"startAfterFit,omitempty"`
 	// JobsStartedAt is when each job that started first ran whole (all
 	// its pods seen running), earliest first: against a moment taken
@@ -300,22 +309,23 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	tracker := r.tracker
 	defer tracker.Stop()
 	// Jobs that start whole or not at all (gang-scheduled or admitted)
-	// have their free GPUs followed, from before the first job, so that
-	// none of its pods is missed.
+	// have the fleet's free GPUs followed, from before the first job, so
+	// that none of its pods is missed (not on a fleet whose GPUs are DRA
+	// devices only: the watch counts nvidia.com/gpu).
 	var adm *admitter
 	var fits []time.Time
 	stopAdmission := func() {}
-	if gated := opts.Admission == AdmissionQuota; gated || opts.Gang {
-		var stop func() (int, int, []time.Time)
-		adm, stop, err = startAdmitter(ctx, clients.Admin, opts.Namespace, opts.fleetGPUs, int64(opts.PodsPerJob*opts.GPUsPerPod), gated, opts.Report)
+	if gated := opts.Admission == AdmissionQuota; (gated || opts.Gang) && opts.fleetGPUs > 0 {
+		var stop func() admitted
+		adm, stop, err = startAdmitter(ctx, clients.Admin, opts.Namespace, opts.RunID, opts.fleetGPUs, int64(opts.PodsPerJob*opts.GPUsPerPod), gated, opts.Report)
 		if err != nil {
 			return res, rec, err
 		}
 		stopAdmission = func() {
-			admitted, errs, f := stop()
-			fits = f
+			end := stop()
+			fits = end.fits
 			if gated {
-				res.Admission = &AdmissionResult{Mode: opts.Admission, JobsAdmitted: admitted, GateRemovalErrors: errs}
+				res.Admission = &end.AdmissionResult
 			}
 		}
 	}
@@ -406,10 +416,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	// Until here a worker the Job controller replaces in an admitted job
 	// still has its gate removed.
 	stopAdmission()
-	res, teardowns := trainAccounting(res, pods, created, end)
-	if adm != nil {
-		res.StartAfterFit = startAfterFit(pods, created, res.PodsPerJob, end, fits)
-	}
+	res, teardowns := trainAccounting(res, pods, created, end, fits)
 	if path := opts.Meters.AuditLog; path != "" {
 		// Read as the run ends: a request answered after that is left out.
 		skipped, err := recordAudit(&res, path, auditFrom, opts.Namespace, teardowns, rec.Phases)
@@ -424,27 +431,6 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	meter.record(&res)
 	rec.Ended, rec.Outcome, rec.Result = end.UTC(), w.outcome("all started"), res
 	return res, rec, nil
-}
-
-// startAfterFit summarises, over the jobs of pods that started whole,
-// the time from the later of their creation and the last of fits before
-// their start to that start.
-func startAfterFit(pods []PodTimes, created map[string]time.Time, want int, end time.Time, fits []time.Time) *Percentiles {
-	var waits []time.Duration
-	for job, jp := range byGroup(pods) {
-		started := jobTimeline(jp, want, end).started
-		c, ok := created[job]
-		if started.IsZero() || !ok {
-			continue
-		}
-		from := c
-		if i, _ := slices.BinarySearchFunc(fits, started, time.Time.Compare); i > 0 && fits[i-1].After(from) {
-			from = fits[i-1]
-		}
-		waits = append(waits, started.Sub(from))
-	}
-	p := Summarise(waits)
-	return &p
 }
 
 // allWhole is when the last job of pods first ran whole: the moment the
@@ -501,12 +487,13 @@ func hold(ctx context.Context, tracker *Tracker, d time.Duration, since time.Tim
 // runs from Running until Ended (or end). A job starts when all its pods
 // first run together; until then every bound pod of it holds GPUs that do
 // no work. After that, whenever fewer than all run, the job is broken
-// until its replacements run. It returns the teardowns too, for
-// TeardownStages.
-func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time) (TrainResult, []teardownSpan) {
+// until its replacements run. With fits (the moments free GPUs rose to
+// cover one more job; nil when they were not followed) it sets
+// StartAfterFit. It returns the teardowns too, for TeardownStages.
+func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time, fits []time.Time) (TrainResult, []teardownSpan) {
 	byJob := byGroup(pods)
 	var partial []gpuEvent
-	var starts, recoveries, teardowns, assemblies []time.Duration
+	var starts, afterFit, recoveries, teardowns, assemblies []time.Duration
 	var spans []teardownSpan
 	for job := range created {
 		jp := byJob[job]
@@ -516,6 +503,11 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 			res.JobsStarted++
 			starts = append(starts, t.started.Sub(created[job]))
 			res.JobsStartedAt = append(res.JobsStartedAt, t.started.UTC())
+			from := created[job]
+			if i, _ := slices.BinarySearchFunc(fits, t.started, time.Time.Compare); i > 0 && fits[i-1].After(from) {
+				from = fits[i-1]
+			}
+			afterFit = append(afterFit, t.started.Sub(from))
 		case t.runningAtEnd > 0:
 			res.JobsPartial++
 		default:
@@ -571,6 +563,10 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 		res.PeakPartialGPUs = max(res.PeakPartialGPUs, held)
 	}
 	res.StartLatency = Summarise(starts)
+	if fits != nil {
+		p := Summarise(afterFit)
+		res.StartAfterFit = &p
+	}
 	res.Recovery = Summarise(recoveries)
 	res.Teardown = Summarise(teardowns)
 	res.Assembly = Summarise(assemblies)

@@ -24,7 +24,7 @@ func TestTrainAccounting(t *testing.T) {
 		{Group: "c", Created: at(0)},
 		{Group: "c", Created: at(0)},
 	}
-	res, _ := trainAccounting(TrainResult{Jobs: 3, PodsPerJob: 2, GPUsPerPod: 8}, pods, created, at(10))
+	res, _ := trainAccounting(TrainResult{Jobs: 3, PodsPerJob: 2, GPUsPerPod: 8}, pods, created, at(10), nil)
 	if res.JobsStarted != 1 || res.JobsPartial != 1 || res.JobsWaiting != 1 {
 		t.Errorf("jobs started/partial/waiting %d/%d/%d, want 1/1/1", res.JobsStarted, res.JobsPartial, res.JobsWaiting)
 	}
@@ -159,7 +159,7 @@ func TestTrainAccountingBreaks(t *testing.T) {
 		{Group: "e", Created: at(0), Scheduled: at(1), Running: at(2.5)},
 		{Group: "e", Created: at(2), Scheduled: at(3), Running: at(3)},
 	}
-	res, _ := trainAccounting(TrainResult{Jobs: 3, PodsPerJob: 2, GPUsPerPod: 8}, pods, created, at(10))
+	res, _ := trainAccounting(TrainResult{Jobs: 3, PodsPerJob: 2, GPUsPerPod: 8}, pods, created, at(10), nil)
 	if res.JobsStarted != 3 || res.JobsBroken != 2 || res.JobsDown != 1 || res.WorkersEnded != 2 {
 		t.Errorf("started %d, broken %d, down %d, workers ended %d; want 3, 2, 1, 2", res.JobsStarted, res.JobsBroken, res.JobsDown, res.WorkersEnded)
 	}
@@ -200,7 +200,7 @@ func TestTrainAccountingRestart(t *testing.T) {
 		{Group: "r", Created: at(9), Scheduled: at(9), Running: at(11)},
 		{Group: "r", Created: at(9), Scheduled: at(9), Running: at(13)},
 	}
-	res, _ := trainAccounting(TrainResult{Jobs: 1, PodsPerJob: 3, GPUsPerPod: 8}, pods, created, at(20))
+	res, _ := trainAccounting(TrainResult{Jobs: 1, PodsPerJob: 3, GPUsPerPod: 8}, pods, created, at(20), nil)
 	if res.JobsBroken != 1 || res.JobsDown != 0 || res.Recovery.Max != 8 {
 		t.Errorf("broken %d, down %d, recovery %+v; want 1, 0, 8s", res.JobsBroken, res.JobsDown, res.Recovery)
 	}
@@ -237,7 +237,7 @@ func TestTrainAccountingSplitEdges(t *testing.T) {
 		{Group: "z", Running: at(2), Ended: at(5)},
 		{Group: "z", Running: at(7)},
 	}
-	res, _ := trainAccounting(TrainResult{Jobs: 2, PodsPerJob: 3, GPUsPerPod: 2}, pods, created, at(20))
+	res, _ := trainAccounting(TrainResult{Jobs: 2, PodsPerJob: 3, GPUsPerPod: 2}, pods, created, at(20), nil)
 	if res.JobsBroken != 2 || res.JobsDown != 1 || res.Recovery.Count != 1 || res.Recovery.Max != 7 {
 		t.Errorf("broken %d, down %d, recovery %+v; want 2, 1, one of 7s (o)", res.JobsBroken, res.JobsDown, res.Recovery)
 	}

@@ -85,6 +85,7 @@ func TestGangAndAB(t *testing.T) {
 			{[]string{"train", "--topology", "zone", "--namespace", "gf-gang-bad"}, `--topology "zone": allowed are rack, block`},
 			{[]string{"train", "--gang", "off", "--topology", "rack", "--namespace", "gf-gang-bad"}, "--topology rack needs gang scheduling"},
 			{[]string{"train", "--jobs", "1", "--pods-per-job", "5", "--namespace", "gf-gang-bad"}, "--pods-per-job 5 is out of range under gang scheduling: the 4 fake nodes hold at most 4 pods of 8 GPUs"},
+			{[]string{"train", "--jobs", "1", "--pods-per-job", "5", "--gang", "off", "--admission", "quota", "--namespace", "gf-gang-bad"}, "--admission quota: a job of 5 pods × 8 GPUs needs 40 GPUs, more than the fleet's 32, and would never be admitted"},
 			{[]string{"ab", "--state", "none", "--workload", bad, "--a", "default", "--b", "gangg"}, `--b: unknown profile "gangg"`},
 			{[]string{"workload", "check", bad}, bad + `:4: jobs[1].at: "soon" is not an arrival offset`},
 		} {

@@ -120,7 +120,7 @@ func TestBadInputBattery(t *testing.T) {
 		{[]string{"train", "--gpus-per-pod", "0"}, "GPUs per pod 0 is out of range"},
 		{[]string{"train", "--hold", "-1s"}, "hold -1s is out of range: allowed are 0 (end when every job runs) to 24h"},
 		{[]string{"train", "--admission", "kueue"}, `--admission "kueue": allowed are none, quota`},
-		{[]string{"train", "--admission", "quota", "--hold", "1m", "--restart", "job"}, "--admission quota with --restart job: a job made again would wait behind its gate"},
+		{[]string{"train", "--admission", "quota", "--hold", "1m", "--restart", "job"}, "--admission quota with --restart job: a job made again would keep its admission"},
 		{[]string{"train", "--trace-apiserver", "30s"}, "apiserver trace 30s is of the hold's first seconds: set --hold too"},
 		{[]string{"train", "--hold", "1m", "--trace-apiserver", "2m"}, "apiserver trace 2m0s is out of range: allowed are 0 (none) to the hold (1m0s), at most 10m0s"},
 		{[]string{"train", "--hold", "1m", "--trace-apiserver", "1500ms"}, "apiserver trace 1.5s is not whole seconds: allowed are whole seconds up to the hold (1m0s), at most 10m0s"},

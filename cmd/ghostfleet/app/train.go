@@ -155,12 +155,19 @@ gate ` + workload.AdmissionGate + `, which keeps them out of kube-scheduler's qu
 and admits the jobs in order, each once the fleet's free GPUs (its fake
 nodes' allocatable GPUs, less those bound pods of anything else hold, less
 every admitted job's whole request) cover it, by removing the gate from its
-pods, as a quota-based admission layer such as Kueue does; a job that does
-not fit holds back the ones after it (strict FIFO). A job waiting there is
-never tried by the scheduler, where a gang that cannot fit is retried
-whenever the scheduler is idle (experiment F, twenty-fifth part). Jobs not
-admitted when the run ends stay held until unloaded. Not with --restart
-job, nor with GPUs asked for through DRA claims.`,
+pods one PATCH at a time, as a quota-based admission layer such as Kueue
+does with pods it gates (Kueue admits a batch Job by unsuspending it
+instead); a job that does not fit holds back the ones after it (strict
+FIFO). A job waiting there is never tried by the scheduler, where a gang
+that cannot fit is retried whenever the scheduler is idle (experiment F,
+twenty-fifth part). Jobs not admitted when the run ends stay held until
+unloaded. Not with --restart job, nor on a fleet whose GPUs are DRA
+devices.
+
+Gang-scheduled and admitted runs follow the fleet's free GPUs with a watch
+of every pod, and record for each job that started the time from free GPUs
+rising to cover it (a fleet-wide sum, not a placement) to it running whole
+(startAfterFit).`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
@@ -180,7 +187,7 @@ job, nor with GPUs asked for through DRA claims.`,
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "workload namespace")
 	fs.StringVar(&o.Claim, "claim", "", "how pods ask for GPUs: "+strings.Join(workload.ClaimModes, ", ")+" (as load --claim; default: as the fleet offers them)")
 	fs.StringVar(&o.GangMode, "gang", o.GangMode, "gang-schedule each job (a PodGroup with minCount = --pods-per-job): "+strings.Join(runs.GangModes, ", ")+"; auto is on when the fleet's profile turns gang scheduling on (--profile gang, NAME+gang), on refuses a fleet without it")
-	fs.StringVar(&o.Admission, "admission", workload.AdmissionNone, "how jobs reach kube-scheduler: "+strings.Join(workload.AdmissionModes, ", ")+" (quota holds each job's pods behind the scheduling gate "+workload.AdmissionGate+" until the fleet's free GPUs cover the whole job, in order, as Kueue admits workloads)")
+	fs.StringVar(&o.Admission, "admission", workload.AdmissionNone, "how jobs reach kube-scheduler: "+strings.Join(workload.AdmissionModes, ", ")+" (quota holds each job's pods behind the scheduling gate "+workload.AdmissionGate+" until the fleet's free GPUs cover the whole job, in order)")
 	fs.StringVar(&o.Within, "topology", "", "with gang scheduling, keep each job's pods within one "+strings.Join(runs.Topologies, " or ")+" of nodes (node label "+fleet.LabelRack+" or "+fleet.LabelBlock+"; default: anywhere)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
 	fs.DurationVar(&o.Stall, "stall", o.Stall, "end when no pod was bound or started for this long (0: never)")
@@ -227,10 +234,13 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 	fmt.Fprintf(w, "train: %d jobs × %d pods × %d GPUs%s — %s after %.1fs\n", r.Jobs, r.PodsPerJob, r.GPUsPerPod, gangWords(r.TrainResult), r.Outcome, r.DurationSeconds)
 	fmt.Fprintf(w, "  jobs fully running %d, partly %d, not at all %d\n", r.JobsStarted, r.JobsPartial, r.JobsWaiting)
 	if f := r.StartAfterFit; f != nil && f.Count > 0 {
-		fmt.Fprintf(w, "  from free GPUs covering a job to it running whole: p50 %.2fs  p99 %.2fs  max %.2fs (%d jobs)\n", f.P50, f.P99, f.Max, f.Count)
+		fmt.Fprintf(w, "  from free GPUs covering one more job to it running whole: p50 %.2fs  p99 %.2fs  max %.2fs (%d jobs)\n", f.P50, f.P99, f.Max, f.Count)
 	}
 	if a := r.Admission; a != nil {
-		fmt.Fprintf(w, "  admission %s: %d of %d jobs admitted, %d still held behind the gate; gate removals failed %d\n", a.Mode, a.JobsAdmitted, r.Jobs-r.JobsNotCreated, r.Jobs-r.JobsNotCreated-a.JobsAdmitted, a.GateRemovalErrors)
+		fmt.Fprintf(w, "  admission %s: %d jobs admitted, %d still held behind the gate; gate removals failed %d, pods of admitted jobs left gated %d\n", a.Mode, a.JobsAdmitted, a.JobsHeld, a.GateRemovalErrors, a.LeftGated)
+		if a.WatchError != "" {
+			fmt.Fprintf(w, "  admission stopped early: the pods watch ended: %s\n", a.WatchError)
+		}
 	}
 	l := r.StartLatency
 	fmt.Fprintf(w, "  time to start a job (all pods running): p50 %.2fs  p99 %.2fs  max %.2fs\n", l.P50, l.P99, l.Max)
