@@ -43,7 +43,8 @@ type TrainOptions struct {
 	// whole job, in creation order (see admitter).
 	Admission string `json:"admission,omitempty"`
 	// fleetGPUs are the fake nodes' allocatable GPUs, as Validate found
-	// them: what quota admission admits against.
+	// them (which refuses quota admission when a job needs more): what
+	// quota admission admits against.
 	fleetGPUs int64
 	// Hold keeps watching the jobs this long once every one runs, so that
 	// what faults cost them meanwhile is measured (TrainResult's breaks).
@@ -308,14 +309,14 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	}
 	tracker := r.tracker
 	defer tracker.Stop()
-	// Jobs that start whole or not at all (gang-scheduled or admitted)
-	// have the fleet's free GPUs followed, from before the first job, so
-	// that none of its pods is missed (not on a fleet whose GPUs are DRA
-	// devices only: the watch counts nvidia.com/gpu).
+	// Jobs that start whole or not at all (admitted, or gang-scheduled
+	// on a fleet of nvidia.com/gpu, which the watch counts) have the
+	// fleet's free GPUs followed, from before the first job, so that
+	// none of its pods is missed.
 	var adm *admitter
 	var fits []time.Time
 	stopAdmission := func() {}
-	if gated := opts.Admission == AdmissionQuota; (gated || opts.Gang) && opts.fleetGPUs > 0 {
+	if gated := opts.Admission == AdmissionQuota; gated || (opts.Gang && opts.fleetGPUs > 0) {
 		var stop func() admitted
 		adm, stop, err = startAdmitter(ctx, clients.Admin, opts.Namespace, opts.RunID, opts.fleetGPUs, int64(opts.PodsPerJob*opts.GPUsPerPod), gated, opts.Report)
 		if err != nil {
