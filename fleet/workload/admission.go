@@ -88,9 +88,9 @@ type admitter struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]admitPod
-	// others and mine are the GPUs bound pods hold: the run's jobs'
-	// pods, and the rest.
-	others, mine int64
+	// mine and others are the GPUs bound pods hold: the run's jobs'
+	// pods', and the rest's.
+	mine, others int64
 	order        []string        // the run's jobs, in creation order
 	admitted     map[string]bool // by job name
 	// gated are the run's gated pods by job, then UID: their names.
@@ -114,8 +114,8 @@ type admitPod struct {
 	bound int64
 }
 
-// admitted is how an admitter ended.
-type admitted struct {
+// admitterEnd is how an admitter ended.
+type admitterEnd struct {
 	AdmissionResult
 	// fits are as admitter.fits; nil when the watch ended early.
 	fits []time.Time
@@ -126,7 +126,7 @@ type admitted struct {
 // admitting the jobs added with add; stop ends it, with a last pass
 // (bounded by 10 s) for pods of admitted jobs the Job controller made
 // since the one before.
-func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID string, total, jobGPUs int64, gate bool, report progress.Func) (a *admitter, stop func() admitted, err error) {
+func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID string, total, jobGPUs int64, gate bool, report progress.Func) (a *admitter, stop func() admitterEnd, err error) {
 	a = &admitter{cs: cs, ns: ns, run: runID, total: total, jobGPUs: jobGPUs, gate: gate, report: report,
 		pods: map[types.UID]admitPod{}, admitted: map[string]bool{}, gated: map[string]map[types.UID]string{}, warned: map[types.UID]bool{},
 		changed: make(chan struct{}, 1)}
@@ -143,6 +143,7 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 	stopWatch, err := follow(ctx, "pods", list.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		return cs.CoreV1().Pods("").Watch(ctx, o)
 	}, func(ev watch.Event) {
+		var lost error
 		a.mu.Lock()
 		switch p, ok := ev.Object.(*corev1.Pod); {
 		case ok:
@@ -150,9 +151,12 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 			a.noteFree(time.Now())
 		case ev.Type == watch.Error && a.watchErr == nil:
 			a.watchErr = apierrors.FromObject(ev.Object)
-			a.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("free GPUs are no longer followed (no job is admitted, no fit seen): the pods watch ended: %v", a.watchErr)})
+			lost = a.watchErr
 		}
 		a.mu.Unlock()
+		if lost != nil {
+			a.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("free GPUs are no longer followed (no job is admitted, no fit seen): the pods watch ended: %v", lost)})
+		}
 		a.poke()
 	})
 	if err != nil {
@@ -181,7 +185,7 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 			}
 		}
 	}()
-	return a, func() admitted {
+	return a, func() admitterEnd {
 		cancel()
 		<-done
 		stopWatch()
@@ -192,7 +196,7 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		out := admitted{AdmissionResult: AdmissionResult{Mode: AdmissionQuota, JobsAdmitted: len(a.admitted), JobsHeld: len(a.order) - len(a.admitted), GateRemovalErrors: a.errors}}
+		out := admitterEnd{AdmissionResult: AdmissionResult{Mode: AdmissionQuota, JobsAdmitted: len(a.admitted), JobsHeld: len(a.order) - len(a.admitted), GateRemovalErrors: a.errors}}
 		for job := range a.admitted {
 			out.LeftGated += len(a.gated[job])
 		}

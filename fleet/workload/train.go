@@ -317,7 +317,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	var fits []time.Time
 	stopAdmission := func() {}
 	if gated := opts.Admission == AdmissionQuota; gated || (opts.Gang && opts.fleetGPUs > 0) {
-		var stop func() admitted
+		var stop func() admitterEnd
 		adm, stop, err = startAdmitter(ctx, clients.Admin, opts.Namespace, opts.RunID, opts.fleetGPUs, int64(opts.PodsPerJob*opts.GPUsPerPod), gated, opts.Report)
 		if err != nil {
 			return res, rec, err
