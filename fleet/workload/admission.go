@@ -125,7 +125,8 @@ type admitterEnd struct {
 // of run runID in namespace ns against total GPUs and, with gate,
 // admitting the jobs added with add; stop ends it, with a last pass
 // (bounded by 10 s) for pods of admitted jobs the Job controller made
-// since the one before.
+// since the one before (admitting no more jobs: one admitted then would
+// be left to start after the run, its later pods gated).
 func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID string, total, jobGPUs int64, gate bool, report progress.Func) (a *admitter, stop func() admitterEnd, err error) {
 	a = &admitter{cs: cs, ns: ns, run: runID, total: total, jobGPUs: jobGPUs, gate: gate, report: report,
 		pods: map[types.UID]admitPod{}, admitted: map[string]bool{}, gated: map[string]map[types.UID]string{}, warned: map[types.UID]bool{},
@@ -175,7 +176,7 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			a.pass(ctx)
+			a.pass(ctx, true)
 			select {
 			case <-ctx.Done():
 				return
@@ -191,7 +192,7 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 		stopWatch()
 		if gate {
 			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			a.pass(last)
+			a.pass(last, false)
 			cancel()
 		}
 		a.mu.Lock()
@@ -291,14 +292,15 @@ func hasGate(p *corev1.Pod, name string) bool {
 	return false
 }
 
-// pass admits what now fits and removes the gates of admitted jobs'
-// pods. A pod already gone counts as done; a removal that fails is
-// counted, warned of once per pod and tried again on the next pass.
-func (a *admitter) pass(ctx context.Context) {
+// pass admits what now fits (with admit) and removes the gates of
+// admitted jobs' pods. A pod already gone counts as done; a removal that
+// fails is counted, warned of once per pod and tried again on the next
+// pass.
+func (a *admitter) pass(ctx context.Context, admit bool) {
 	a.mu.Lock()
 	var n int
 	waiting := a.order[len(a.admitted):]
-	if a.watchErr == nil {
+	if admit && a.watchErr == nil {
 		n = admissible(a.free(), a.jobGPUs, len(waiting))
 	}
 	for _, job := range waiting[:n] {
