@@ -20,7 +20,7 @@ import (
 
 // AdmissionGate is the scheduling gate (spec.schedulingGates) train's
 // quota admission holds a job's pods behind until it admits the job.
-// kube-scheduler leaves a gated pod out of its queues (its PreEnqueue
+// kube-scheduler keeps a gated pod out of its active and back-off queues (its PreEnqueue
 // plugin SchedulingGates turns it away, and only the gate's removal
 // brings it back), so a job that is not admitted costs the scheduler no
 // attempt however long it waits.

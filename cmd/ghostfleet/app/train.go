@@ -151,7 +151,8 @@ one rack or one block of nodes. ` + "`ghostfleet unload`" + ` removes the PodGro
 the jobs.
 
 Admission: --admission quota creates every job's pods behind the scheduling
-gate ` + workload.AdmissionGate + `, which keeps them out of kube-scheduler's queues,
+gate ` + workload.AdmissionGate + `, which keeps them out of kube-scheduler's active
+and back-off queues,
 and admits the jobs in order, each once the fleet's free GPUs (its fake
 nodes' allocatable GPUs, less those bound pods of anything else hold, less
 every admitted job's whole request) cover it, by removing the gate from its
