@@ -20,10 +20,10 @@ import (
 
 // AdmissionGate is the scheduling gate (spec.schedulingGates) train's
 // quota admission holds a job's pods behind until it admits the job.
-// kube-scheduler keeps a gated pod out of its active and back-off queues (its PreEnqueue
-// plugin SchedulingGates turns it away, and only the gate's removal
-// brings it back), so a job that is not admitted costs the scheduler no
-// attempt however long it waits.
+// kube-scheduler keeps a gated pod out of its active and back-off
+// queues (its PreEnqueue plugin SchedulingGates turns it away, and only
+// the gate's removal brings it back), so a job that is not admitted costs
+// the scheduler no attempt however long it waits.
 const AdmissionGate = "ghostfleet.io/admission"
 
 // Admission modes (TrainOptions.Admission): none sends every job's pods

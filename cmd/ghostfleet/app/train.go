@@ -151,19 +151,18 @@ one rack or one block of nodes. ` + "`ghostfleet unload`" + ` removes the PodGro
 the jobs.
 
 Admission: --admission quota creates every job's pods behind the scheduling
-gate ` + workload.AdmissionGate + `, which keeps them out of kube-scheduler's active
-and back-off queues,
-and admits the jobs in order, each once the fleet's free GPUs (its fake
-nodes' allocatable GPUs, less those bound pods of anything else hold, less
-every admitted job's whole request) cover it, by removing the gate from its
-pods one PATCH at a time, as a quota-based admission layer such as Kueue
-does with pods it gates (Kueue admits a batch Job by unsuspending it
-instead); a job that does not fit holds back the ones after it (strict
-FIFO). A job waiting there is never tried by the scheduler, where a gang
-that cannot fit is retried whenever the scheduler is idle (experiment F,
-twenty-fifth part). Jobs not admitted when the run ends stay held until
-unloaded. Not with --restart job, nor on a fleet whose GPUs are DRA
-devices.
+gate ` + workload.AdmissionGate + `, which keeps them out of kube-scheduler's
+active and back-off queues, and admits the jobs in order, each once the
+fleet's free GPUs (its fake nodes' allocatable GPUs, less those bound pods
+of anything else hold, less every admitted job's whole request) cover it,
+by removing the gate from its pods one PATCH at a time, as a quota-based
+admission layer such as Kueue does with pods it gates (Kueue admits a
+batch Job by unsuspending it instead); a job that does not fit holds back
+the ones after it (strict FIFO). A job waiting there is never tried by the
+scheduler, where a gang that cannot fit is retried whenever the scheduler
+is idle (experiment F, twenty-fifth part). Jobs not admitted when the run
+ends stay held until unloaded. Not with --restart job, nor on a fleet whose
+GPUs are DRA devices.
 
 Gang-scheduled and admitted runs follow the fleet's free GPUs with a watch
 of every pod, and record for each job that started the time from free GPUs
