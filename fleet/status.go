@@ -258,7 +258,7 @@ func countPods(ctx context.Context, cs kubernetes.Interface, st *Status) error {
 		st.Pods.Namespaces = append(st.Pods.Namespaces, ns.Name)
 	}
 	return EachPod(ctx, cs, func(p *corev1.Pod) {
-		if holdsGPUs(p) {
+		if HoldsGPUs(p) {
 			st.GPUs.Allocated += PodGPUs(p)
 		}
 		if !ours[p.Namespace] {
@@ -299,14 +299,15 @@ func EachPod(ctx context.Context, cs kubernetes.Interface, fn func(*corev1.Pod))
 func AllocatedGPUs(ctx context.Context, cs kubernetes.Interface) (map[string]int64, error) {
 	used := map[string]int64{}
 	err := EachPod(ctx, cs, func(p *corev1.Pod) {
-		if holdsGPUs(p) {
+		if HoldsGPUs(p) {
 			used[p.Spec.NodeName] += PodGPUs(p)
 		}
 	})
 	return used, err
 }
 
-func holdsGPUs(p *corev1.Pod) bool {
+// HoldsGPUs says the pod holds its GPUs on a node: bound and not finished.
+func HoldsGPUs(p *corev1.Pod) bool {
 	return p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 

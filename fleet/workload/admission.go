@@ -237,7 +237,7 @@ func (a *admitter) observe(p *corev1.Pod, gone bool) {
 		return
 	}
 	ap := admitPod{name: p.Name}
-	if p.Spec.NodeName != "" {
+	if fleet.HoldsGPUs(p) {
 		ap.bound = fleet.PodGPUs(p)
 	}
 	if p.Namespace == a.ns && p.Labels[LabelRun] == a.run {
