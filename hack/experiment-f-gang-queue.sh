@@ -18,6 +18,8 @@
 #   admit (or admitN): as gang (gangN), with `train --admission quota`:
 #     every job's pods wait behind a scheduling gate, out of the
 #     scheduler's queue, until the fleet's free GPUs cover the job;
+#     admitNwK removes an admitted job's gates K at a time
+#     (`--ungate-workers K`; admitN: train's default);
 #   pendingN: the same pods, then N plain pods of 9 GPUs each, more than
 #     any node has, so never schedulable (`load N 9 --allow-unschedulable`,
 #     which ends once all are unschedulable), then the same stream: as
@@ -37,6 +39,7 @@
 #   FILL=900 STREAM=450 WAIT=60 ARMS="gang gang3 gang20" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=450 WAIT=60 ARMS="gang20 pending2000" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=450 WAIT=60 RELEASE=1 ARMS="gang20 admit20" hack/experiment-f-gang-queue.sh
+#   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3w1 admit3w8" hack/experiment-f-gang-queue.sh 5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -49,9 +52,9 @@ gang=$((nodes - fill))
 profile=${PROFILE:-gang}
 release=${RELEASE:-0}
 read -ra arms <<<"${ARMS:-control gang}"
-[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named (allowed: control, gang, gangN or admit, admitN with N ≥ 1 jobs, pendingN with N ≥ 1 pods)" >&2; exit 2; }
+[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named (allowed: control, gang, gangN or admit, admitN, admitNwK with N ≥ 1 jobs and K ≥ 1 gate removals at once, pendingN with N ≥ 1 pods)" >&2; exit 2; }
 for a in "${arms[@]}"; do
-	[[ $a =~ ^(control|gang|admit|(gang|admit|pending)[1-9][0-9]*)$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN or admit, admitN with N ≥ 1 jobs, pendingN with N ≥ 1 pods)" >&2; exit 2; }
+	[[ $a =~ ^(control|gang|admit|(gang|admit|pending)[1-9][0-9]*|admit[1-9][0-9]*w[1-9][0-9]*)$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN or admit, admitN, admitNwK with N ≥ 1 jobs and K ≥ 1 gate removals at once, pendingN with N ≥ 1 pods)" >&2; exit 2; }
 done
 . hack/lib.sh
 gf_build
@@ -108,14 +111,18 @@ arm() {
 			exit 1
 		}
 	elif [ "$1" != control ]; then
-		local jobs=${1#gang} admission=none
+		local jobs=${1#gang} admission=none ungate=()
 		if [[ $1 == admit* ]]; then
 			jobs=${1#admit} admission=quota
+			if [[ $jobs == *w* ]]; then
+				ungate=(--ungate-workers "${jobs#*w}")
+				jobs=${jobs%w*}
+			fi
 		fi
 		jobs=${jobs:-1}
-		local train=("$bin" --name "$name" train --jobs "$jobs" --pods-per-job "$gang" --gpus-per-pod 8 --gang on --admission "$admission" --stall 0)
+		local train=("$bin" --name "$name" train --jobs "$jobs" --pods-per-job "$gang" --gpus-per-pod 8 --gang on --admission "$admission" "${ungate[@]}" --stall 0)
 		if [ "$release" = 1 ]; then
-			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission, train in the background until one runs"
+			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission ${ungate[*]}, train in the background until one runs"
 			"${train[@]}" --timeout 3600s >"$trainlog" 2>&1 &
 			train_pid=$!
 		else

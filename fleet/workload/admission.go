@@ -3,6 +3,8 @@ package workload
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -57,7 +59,29 @@ type AdmissionResult struct {
 	// WatchError, when set, is why the pods watch ended early: from then
 	// on no job was admitted and no fit seen.
 	WatchError string `json:"watchError,omitempty"`
+	// UngateWorkers is how many gate removals were in flight at once
+	// (TrainOptions.UngateWorkers).
+	UngateWorkers int `json:"ungateWorkers"`
+	// For each admitted job that started whole (its last gate removed
+	// before it did: not a replacement's, after), its StartAfterFit in
+	// three parts, which add up to it: AdmitAfterFit, from the fit (or
+	// the job's creation, if later) to its admission; Ungate, from its
+	// admission to the answer to its last gate removal; StartAfterUngate,
+	// from then to the job running whole (the scheduler's cycles, the
+	// binds, kwok's start, the watches). Absent when the watch ended
+	// early.
+	AdmitAfterFit    *Percentiles `json:"admitAfterFit,omitempty"`
+	Ungate           *Percentiles `json:"ungate,omitempty"`
+	StartAfterUngate *Percentiles `json:"startAfterUngate,omitempty"`
 }
+
+// DefaultUngateWorkers are the gate removals in flight at once unless
+// told otherwise: as Kueue's pod-group integration ungates a group's
+// pods (its parallelize.Until, 8 workers by default).
+const DefaultUngateWorkers = 8
+
+// MaxUngateWorkers bounds TrainOptions.UngateWorkers.
+const MaxUngateWorkers = 64
 
 // ungatePatch removes AdmissionGate by name (schedulingGates merge by
 // name), leaving any other gate.
@@ -68,22 +92,23 @@ var ungatePatch = []byte(`{"spec":{"schedulingGates":[{"$patch":"delete","name":
 // the run's gated jobs in the order given, one job at a time while its
 // GPUs fit in the free GPUs (strict FIFO, as Kueue's StrictFIFO queueing:
 // a job that does not fit holds back the ones after it), removing the
-// gate from every pod of an admitted job, one PATCH at a time, including
-// pods the Job controller creates later. Free GPUs are a fleet-wide sum,
-// not a placement: the fake nodes' allocatable GPUs at the start less
-// those held by bound, unfinished pods; under admission, each admitted
-// job counts its whole request from admission instead, bound or not, as
-// Kueue counts an admitted workload's quota, and never gives it back
-// (train's jobs run until deleted). It sends nothing but the gate
-// removals; one that fails is counted and tried again on the next pass.
-// Either way it keeps the moments free GPUs rose to cover one more job
-// (fits), for TrainResult.StartAfterFit.
+// gate from every pod of an admitted job, workers PATCHes in flight at
+// once, including pods the Job controller creates later. Free GPUs are
+// a fleet-wide sum, not a placement: the fake nodes' allocatable GPUs at
+// the start less those held by bound, unfinished pods; under admission,
+// each admitted job counts its whole request from admission instead,
+// bound or not, as Kueue counts an admitted workload's quota, and never
+// gives it back (train's jobs run until deleted). It sends nothing but
+// the gate removals; one that fails is counted and tried again on the
+// next pass. Either way it keeps the moments free GPUs rose to cover one
+// more job (fits), for TrainResult.StartAfterFit.
 type admitter struct {
 	cs      kubernetes.Interface
 	ns, run string // the run's namespace and ID (its pods' LabelRun)
 	total   int64  // the fake nodes' allocatable GPUs at the start
 	jobGPUs int64  // GPUs one job asks for
 	gate    bool
+	workers int // gate removals in flight at once
 	report  progress.Func
 
 	mu   sync.Mutex
@@ -93,6 +118,9 @@ type admitter struct {
 	mine, others int64
 	order        []string        // the run's jobs, in creation order
 	admitted     map[string]bool // by job name
+	// admittedAt and ungatedAt are when each admitted job was admitted
+	// and when the latest removal of one of its pods' gates was answered.
+	admittedAt, ungatedAt map[string]time.Time
 	// gated are the run's gated pods by job, then UID: their names.
 	gated  map[string]map[types.UID]string
 	warned map[types.UID]bool
@@ -117,20 +145,37 @@ type admitPod struct {
 // admitterEnd is how an admitter ended.
 type admitterEnd struct {
 	AdmissionResult
-	// fits are as admitter.fits; nil when the watch ended early.
-	fits []time.Time
+	// times is nil when the watch ended early.
+	times *admissionTimes
+}
+
+// admissionTimes are the moments an admitter saw: fits (admitter.fits),
+// and, under admission, each admitted job's admittedAt and ungatedAt.
+type admissionTimes struct {
+	fits                  []time.Time
+	admittedAt, ungatedAt map[string]time.Time
+}
+
+// admitted is when job was admitted and its last gate removed; zero
+// times when it was not, or t is nil.
+func (t *admissionTimes) admitted(job string) (at, ungated time.Time) {
+	if t == nil {
+		return time.Time{}, time.Time{}
+	}
+	return t.admittedAt[job], t.ungatedAt[job]
 }
 
 // startAdmitter starts following the free GPUs for jobs of jobGPUs each
 // of run runID in namespace ns against total GPUs and, with gate,
-// admitting the jobs added with add; stop ends it, with a last pass
-// (bounded by 10 s) for pods of admitted jobs the Job controller made
-// since the one before (admitting no more jobs: one admitted then would
-// be left to start after the run, its later pods gated).
-func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID string, total, jobGPUs int64, gate bool, report progress.Func) (a *admitter, stop func() admitterEnd, err error) {
-	a = &admitter{cs: cs, ns: ns, run: runID, total: total, jobGPUs: jobGPUs, gate: gate, report: report,
+// admitting the jobs added with add, workers gate removals at once; stop
+// ends it, with a last pass (bounded by 10 s) for pods of admitted jobs
+// the Job controller made since the one before (admitting no more jobs:
+// one admitted then would be left to start after the run, its later pods
+// gated).
+func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID string, total, jobGPUs int64, gate bool, workers int, report progress.Func) (a *admitter, stop func() admitterEnd, err error) {
+	a = &admitter{cs: cs, ns: ns, run: runID, total: total, jobGPUs: jobGPUs, gate: gate, workers: workers, report: report,
 		pods: map[types.UID]admitPod{}, admitted: map[string]bool{}, gated: map[string]map[types.UID]string{}, warned: map[types.UID]bool{},
-		changed: make(chan struct{}, 1)}
+		admittedAt: map[string]time.Time{}, ungatedAt: map[string]time.Time{}, changed: make(chan struct{}, 1)}
 	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("following free GPUs: listing pods: %w", err)
@@ -197,14 +242,14 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		out := admitterEnd{AdmissionResult: AdmissionResult{Mode: AdmissionQuota, JobsAdmitted: len(a.admitted), JobsHeld: len(a.order) - len(a.admitted), GateRemovalErrors: a.errors}}
+		out := admitterEnd{AdmissionResult: AdmissionResult{Mode: AdmissionQuota, JobsAdmitted: len(a.admitted), JobsHeld: len(a.order) - len(a.admitted), GateRemovalErrors: a.errors, UngateWorkers: a.workers}}
 		for job := range a.admitted {
 			out.LeftGated += len(a.gated[job])
 		}
 		if a.watchErr != nil {
 			out.WatchError = a.watchErr.Error()
 		} else {
-			out.fits = append([]time.Time{}, a.fits...)
+			out.times = &admissionTimes{fits: slices.Clone(a.fits), admittedAt: maps.Clone(a.admittedAt), ungatedAt: maps.Clone(a.ungatedAt)}
 		}
 		return out
 	}, nil
@@ -293,9 +338,9 @@ func hasGate(p *corev1.Pod, name string) bool {
 }
 
 // pass admits what now fits (with admit) and removes the gates of
-// admitted jobs' pods. A pod already gone counts as done; a removal that
-// fails is counted, warned of once per pod and tried again on the next
-// pass.
+// admitted jobs' pods, a.workers at once. A pod already gone counts as
+// done; a removal that fails is counted, warned of once per pod and
+// tried again on the next pass.
 func (a *admitter) pass(ctx context.Context, admit bool) {
 	a.mu.Lock()
 	var n int
@@ -303,10 +348,12 @@ func (a *admitter) pass(ctx context.Context, admit bool) {
 	if admit && a.watchErr == nil {
 		n = admissible(a.free(), a.jobGPUs, len(waiting))
 	}
+	now := time.Now()
 	for _, job := range waiting[:n] {
 		a.admitted[job] = true
+		a.admittedAt[job] = now
 	}
-	a.noteFree(time.Now())
+	a.noteFree(now)
 	type gatedPod struct {
 		job  string
 		uid  types.UID
@@ -322,23 +369,43 @@ func (a *admitter) pass(ctx context.Context, admit bool) {
 	if n > 0 {
 		a.report(progress.Event{Kind: progress.Info, Message: fmt.Sprintf("admitted %s", strings.Join(waiting[:n], ", "))})
 	}
+	next := make(chan gatedPod)
+	var wg sync.WaitGroup
+	for range min(a.workers, len(ungate)) {
+		wg.Go(func() {
+			for p := range next {
+				a.ungate(ctx, p.job, p.uid, p.name)
+			}
+		})
+	}
 	for _, p := range ungate {
-		_, err := a.cs.CoreV1().Pods(a.ns).Patch(ctx, p.name, types.StrategicMergePatchType, ungatePatch, metav1.PatchOptions{})
 		if ctx.Err() != nil {
-			return
+			break
 		}
-		a.mu.Lock()
-		warn := false
-		if err == nil || apierrors.IsNotFound(err) {
-			delete(a.gated[p.job], p.uid)
-		} else {
-			a.errors++
-			warn, a.warned[p.uid] = !a.warned[p.uid], true
-		}
-		a.mu.Unlock()
-		if warn {
-			a.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("admission: removing the gate of pod %s: %v (tried again on every pass)", p.name, err)})
-		}
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+}
+
+// ungate removes the gate of pod name (uid) of admitted job.
+func (a *admitter) ungate(ctx context.Context, job string, uid types.UID, name string) {
+	_, err := a.cs.CoreV1().Pods(a.ns).Patch(ctx, name, types.StrategicMergePatchType, ungatePatch, metav1.PatchOptions{})
+	if ctx.Err() != nil {
+		return
+	}
+	a.mu.Lock()
+	warn := false
+	if err == nil || apierrors.IsNotFound(err) {
+		delete(a.gated[job], uid)
+		a.ungatedAt[job] = time.Now()
+	} else {
+		a.errors++
+		warn, a.warned[uid] = !a.warned[uid], true
+	}
+	a.mu.Unlock()
+	if warn {
+		a.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("admission: removing the gate of pod %s: %v (tried again on every pass)", name, err)})
 	}
 }
 

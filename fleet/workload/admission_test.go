@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
@@ -69,7 +71,7 @@ func TestAdmitter(t *testing.T) {
 	// the admitter's retrying watch refuses: the test sends the events.
 	w := watch.NewFake()
 	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
-	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 32, 16, true, progress.Discard)
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 32, 16, true, 1, progress.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +116,21 @@ func TestAdmitter(t *testing.T) {
 	}
 	// Free GPUs covered a job at the start (24), and again when the
 	// other pod ended (8 after a's admission, then 16).
-	if len(end.fits) != 2 {
-		t.Errorf("free GPUs rose to cover a job at %v; want twice", end.fits)
+	if len(end.times.fits) != 2 {
+		t.Errorf("free GPUs rose to cover a job at %v; want twice", end.times.fits)
+	}
+	// Each admitted job's last gate came off after its admission; the
+	// job held was neither.
+	for _, job := range []string{"a", "b"} {
+		if admitted, ungated := end.times.admitted(job); admitted.IsZero() || ungated.Before(admitted) {
+			t.Errorf("job %s admitted at %v, its last gate removed at %v; want both, in that order", job, admitted, ungated)
+		}
+	}
+	if admitted, ungated := end.times.admitted("c"); !admitted.IsZero() || !ungated.IsZero() {
+		t.Errorf("held job c admitted at %v, ungated at %v; want neither", admitted, ungated)
+	}
+	if end.UngateWorkers != 1 {
+		t.Errorf("ungate workers %d recorded; want the 1 it ran with", end.UngateWorkers)
 	}
 }
 
@@ -128,7 +143,7 @@ func TestAdmitterFollowsFreeGPUs(t *testing.T) {
 	cs := fake.NewClientset()
 	w := watch.NewFake()
 	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
-	a, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, false, progress.Discard)
+	a, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, false, 1, progress.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,8 +163,8 @@ func TestAdmitterFollowsFreeGPUs(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	end := stop()
-	if end.JobsAdmitted != 0 || len(end.fits) != 2 || !end.fits[0].Before(end.fits[1]) {
-		t.Errorf("admitted %d, fits %v; want none admitted, and two fits (the start, the pod's end)", end.JobsAdmitted, end.fits)
+	if fits := end.times.fits; end.JobsAdmitted != 0 || len(fits) != 2 || !fits[0].Before(fits[1]) {
+		t.Errorf("admitted %d, fits %v; want none admitted, and two fits (the start, the pod's end)", end.JobsAdmitted, fits)
 	}
 }
 
@@ -162,12 +177,105 @@ func TestStartAfterFit(t *testing.T) {
 		{Group: "c", Created: at(5), Scheduled: at(6), Running: at(7)},   // fit at 0, created later: 2s
 		{Group: "d", Created: at(0)},                                     // never started
 	}
-	res, _ := trainAccounting(TrainResult{Jobs: 4, PodsPerJob: 1, GPUsPerPod: 8}, pods, created, at(20), []time.Time{at(0), at(10), at(15)})
+	times := &admissionTimes{fits: []time.Time{at(0), at(10), at(15)},
+		// b: admitted 0.5s after its fit, its gates all off 0.25s later,
+		// running whole 1.25s after that; c's last gate was removed
+		// after it started (a replacement's), so it has no parts.
+		admittedAt: map[string]time.Time{"b": at(10.5), "c": at(5)},
+		ungatedAt:  map[string]time.Time{"b": at(10.75), "c": at(8)},
+	}
+	res, _ := trainAccounting(TrainResult{Jobs: 4, PodsPerJob: 1, GPUsPerPod: 8, Admission: &AdmissionResult{}}, pods, created, at(20), times)
 	if got := res.StartAfterFit; got == nil || got.Count != 3 || got.Max != 2 || got.P50 != 2 || res.StartLatency.Max != 12 {
 		t.Errorf("start after fit %+v, start latency %+v; want 3 jobs, each 2s after its fit, and up to 12s after its creation", got, res.StartLatency)
 	}
+	for _, part := range []struct {
+		name string
+		got  *Percentiles
+		want float64
+	}{{"admission after the fit", res.Admission.AdmitAfterFit, 0.5}, {"gate removal", res.Admission.Ungate, 0.25}, {"start after the last gate", res.Admission.StartAfterUngate, 1.25}} {
+		if part.got == nil || part.got.Count != 1 || part.got.Max != part.want {
+			t.Errorf("%s %+v; want job b's alone, %gs", part.name, part.got, part.want)
+		}
+	}
 	if res, _ := trainAccounting(TrainResult{Jobs: 4, PodsPerJob: 1, GPUsPerPod: 8}, pods, created, at(20), nil); res.StartAfterFit != nil {
 		t.Errorf("start after fit %+v with free GPUs not followed; want none", res.StartAfterFit)
+	}
+}
+
+// inFlight is a pods client whose gate removals each wait until want
+// are in flight at once (or 5 s pass), counting the most there were.
+type inFlight struct {
+	corev1client.PodInterface
+	want      int32
+	now, most *atomic.Int32
+	full      chan struct{}
+	once      *sync.Once
+}
+
+func (p inFlight) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*corev1.Pod, error) {
+	n := p.now.Add(1)
+	defer p.now.Add(-1)
+	for m := p.most.Load(); n > m && !p.most.CompareAndSwap(m, n); m = p.most.Load() {
+	}
+	if n >= p.want {
+		p.once.Do(func() { close(p.full) })
+	}
+	select {
+	case <-p.full:
+	case <-time.After(5 * time.Second):
+	}
+	return p.PodInterface.Patch(ctx, name, pt, data, opts, sub...)
+}
+
+type inFlightCore struct {
+	corev1client.CoreV1Interface
+	pods inFlight
+}
+
+func (c inFlightCore) Pods(ns string) corev1client.PodInterface {
+	c.pods.PodInterface = c.CoreV1Interface.Pods(ns)
+	return c.pods
+}
+
+type inFlightClients struct {
+	*fake.Clientset
+	core inFlightCore
+}
+
+func (c inFlightClients) CoreV1() corev1client.CoreV1Interface { return c.core }
+
+// An admitted job's gates come off workers at a time: four of its ten
+// pods' removals are in flight together, never more.
+func TestAdmitterUngatesInParallel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const ns, workers = "gf-train", 4
+	var objs []runtime.Object
+	for i := range 10 {
+		objs = append(objs, gatedPod(ns, "a", i, 8))
+	}
+	fc := fake.NewClientset(objs...)
+	w := watch.NewFake()
+	fc.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
+	pods := inFlight{want: workers, now: new(atomic.Int32), most: new(atomic.Int32), full: make(chan struct{}), once: new(sync.Once)}
+	cs := inFlightClients{fc, inFlightCore{fc.CoreV1(), pods}}
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 80, 80, true, workers, progress.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm.add("a")
+	for ctx.Err() == nil {
+		adm.mu.Lock()
+		left := len(adm.gated["a"])
+		adm.mu.Unlock()
+		if left == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	end := stop()
+	if got := pods.most.Load(); got != workers || end.LeftGated != 0 || end.UngateWorkers != workers {
+		t.Errorf("at most %d removals in flight, %d pods left gated, %d workers recorded; want %d at once, none left", got, end.LeftGated, end.UngateWorkers, workers)
 	}
 }
 
@@ -197,7 +305,7 @@ func TestAdmitterOtherRunsAndErrors(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var warnings []string
-	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, true, func(e progress.Event) {
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, true, 1, func(e progress.Event) {
 		if e.Kind == progress.Warn {
 			mu.Lock()
 			warnings = append(warnings, e.Message)

@@ -42,6 +42,9 @@ type TrainOptions struct {
 	// pods behind AdmissionGate until the fleet's free GPUs cover the
 	// whole job, in creation order (see admitter).
 	Admission string `json:"admission,omitempty"`
+	// UngateWorkers are the gate removals quota admission has in flight
+	// at once (0: DefaultUngateWorkers; 1: one PATCH at a time).
+	UngateWorkers int `json:"ungateWorkers,omitempty"`
 	// fleetGPUs are the fake nodes' allocatable GPUs, as Validate found
 	// them (which refuses quota admission when a job needs more): what
 	// quota admission admits against.
@@ -145,6 +148,10 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("--admission %q: allowed are %s", o.Admission, strings.Join(AdmissionModes, ", "))
 	case o.Admission == AdmissionQuota && o.Restart == RestartJob:
 		return fmt.Errorf("--admission quota with --restart job: a job made again would keep its admission and skip the queue; use one or the other")
+	case o.UngateWorkers < 0 || o.UngateWorkers > MaxUngateWorkers:
+		return fmt.Errorf("--ungate-workers %d is out of range: allowed are 0 (%d) to %d", o.UngateWorkers, DefaultUngateWorkers, MaxUngateWorkers)
+	case o.UngateWorkers > 0 && o.Admission != AdmissionQuota:
+		return fmt.Errorf("--ungate-workers %d sets how quota admission removes gates: set --admission quota too", o.UngateWorkers)
 	}
 	for _, t := range []struct {
 		what string
@@ -314,17 +321,17 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	// fleet's free GPUs followed, from before the first job, so that
 	// none of its pods is missed.
 	var adm *admitter
-	var fits []time.Time
+	var times *admissionTimes
 	stopAdmission := func() {}
 	if gated := opts.Admission == AdmissionQuota; gated || (opts.Gang && opts.fleetGPUs > 0) {
 		var stop func() admitterEnd
-		adm, stop, err = startAdmitter(ctx, clients.Admin, opts.Namespace, opts.RunID, opts.fleetGPUs, int64(opts.PodsPerJob*opts.GPUsPerPod), gated, opts.Report)
+		adm, stop, err = startAdmitter(ctx, clients.Admin, opts.Namespace, opts.RunID, opts.fleetGPUs, int64(opts.PodsPerJob*opts.GPUsPerPod), gated, cmp.Or(opts.UngateWorkers, DefaultUngateWorkers), opts.Report)
 		if err != nil {
 			return res, rec, err
 		}
 		stopAdmission = func() {
 			end := stop()
-			fits = end.fits
+			times = end.times
 			if gated {
 				res.Admission = &end.AdmissionResult
 			}
@@ -417,7 +424,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	// Until here a worker the Job controller replaces in an admitted job
 	// still has its gate removed.
 	stopAdmission()
-	res, teardowns := trainAccounting(res, pods, created, end, fits)
+	res, teardowns := trainAccounting(res, pods, created, end, times)
 	if path := opts.Meters.AuditLog; path != "" {
 		// Read as the run ends: a request answered after that is left out.
 		skipped, err := recordAudit(&res, path, auditFrom, opts.Namespace, teardowns, rec.Phases)
@@ -488,13 +495,19 @@ func hold(ctx context.Context, tracker *Tracker, d time.Duration, since time.Tim
 // runs from Running until Ended (or end). A job starts when all its pods
 // first run together; until then every bound pod of it holds GPUs that do
 // no work. After that, whenever fewer than all run, the job is broken
-// until its replacements run. With fits (the moments free GPUs rose to
-// cover one more job; nil when they were not followed) it sets
-// StartAfterFit. It returns the teardowns too, for TeardownStages.
-func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time, fits []time.Time) (TrainResult, []teardownSpan) {
+// until its replacements run. With times (what an admitter saw; nil when
+// free GPUs were not followed) it sets StartAfterFit and, for admitted
+// jobs, its parts in res.Admission. It returns the teardowns too, for
+// TeardownStages.
+func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time, times *admissionTimes) (TrainResult, []teardownSpan) {
 	byJob := byGroup(pods)
 	var partial []gpuEvent
 	var starts, afterFit, recoveries, teardowns, assemblies []time.Duration
+	var admitAfterFit, ungate, startAfterUngate []time.Duration
+	var fits []time.Time
+	if times != nil {
+		fits = times.fits
+	}
 	var spans []teardownSpan
 	for job := range created {
 		jp := byJob[job]
@@ -509,6 +522,12 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 				from = fits[i-1]
 			}
 			afterFit = append(afterFit, t.started.Sub(from))
+			// (A replacement's gate removed after the start is of no start.)
+			if admitted, ungated := times.admitted(job); !admitted.IsZero() && !ungated.IsZero() && !ungated.After(t.started) {
+				admitAfterFit = append(admitAfterFit, admitted.Sub(from))
+				ungate = append(ungate, ungated.Sub(admitted))
+				startAfterUngate = append(startAfterUngate, t.started.Sub(ungated))
+			}
 		case t.runningAtEnd > 0:
 			res.JobsPartial++
 		default:
@@ -564,9 +583,11 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 		res.PeakPartialGPUs = max(res.PeakPartialGPUs, held)
 	}
 	res.StartLatency = Summarise(starts)
-	if fits != nil {
-		p := Summarise(afterFit)
-		res.StartAfterFit = &p
+	if times != nil {
+		res.StartAfterFit = new(Summarise(afterFit))
+		if a := res.Admission; a != nil {
+			a.AdmitAfterFit, a.Ungate, a.StartAfterUngate = new(Summarise(admitAfterFit)), new(Summarise(ungate)), new(Summarise(startAfterUngate))
+		}
 	}
 	res.Recovery = Summarise(recoveries)
 	res.Teardown = Summarise(teardowns)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,7 +215,7 @@ func TestGangAndAB(t *testing.T) {
 		if r := gf("load", "2", "8", "--namespace", fill); r.code != 0 {
 			t.Fatalf("load 2 8: %s", r.errOut)
 		}
-		trained := trainInBackground(t, ctx, "--jobs", "1", "--pods-per-job", "3", "--gpus-per-pod", "8", "--namespace", ns, "--admission", "quota",
+		trained := trainInBackground(t, ctx, "--jobs", "1", "--pods-per-job", "3", "--gpus-per-pod", "8", "--namespace", ns, "--admission", "quota", "--ungate-workers", "2",
 			"--timeout", "3m", "--stall", "0", "--name", gangCluster, "--results-dir", results)
 		eventually(t, ctx, "the job's 3 pods gated by kube-scheduler", func() error {
 			pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
@@ -247,6 +248,20 @@ func TestGangAndAB(t *testing.T) {
 		// Counted from the fill's pods gone, not from the job's creation.
 		if f := res.StartAfterFit; f == nil || f.Count != 1 || f.Max <= 0 || f.Max >= res.StartLatency.Max || len(res.JobsStartedAt) != 1 {
 			t.Errorf("start after fit %+v (start latency %+v), started at %v; want one job, after its GPUs were free and sooner than from its creation", f, res.StartLatency, res.JobsStartedAt)
+		}
+		// Its parts: admission, the gates' removal, the rest; they add up.
+		if a, f := res.Admission, res.StartAfterFit; a != nil && f != nil {
+			parts := []*workload.Percentiles{a.AdmitAfterFit, a.Ungate, a.StartAfterUngate}
+			sum := 0.0
+			for _, p := range parts {
+				if p == nil || p.Count != 1 || p.Max < 0 {
+					t.Fatalf("start after fit's parts %+v, %+v, %+v: want each of the one job, none negative", a.AdmitAfterFit, a.Ungate, a.StartAfterUngate)
+				}
+				sum += p.Max
+			}
+			if math.Abs(sum-f.Max) > 0.01 || a.UngateWorkers != 2 {
+				t.Errorf("start after fit %.3fs, its parts add up to %.3fs, %d ungate workers; want the same, 2", f.Max, sum, a.UngateWorkers)
+			}
 		}
 		unload(t)
 	})

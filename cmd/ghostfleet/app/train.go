@@ -155,9 +155,10 @@ gate ` + workload.AdmissionGate + `, which keeps them out of kube-scheduler's
 active and back-off queues, and admits the jobs in order, each once the
 fleet's free GPUs (its fake nodes' allocatable GPUs, less those bound pods
 of anything else hold, less every admitted job's whole request) cover it,
-by removing the gate from its pods one PATCH at a time, as a quota-based
-admission layer such as Kueue does with pods it gates (Kueue admits a
-batch Job by unsuspending it instead); a job that does not fit holds back
+by removing the gate from its pods, --ungate-workers PATCHes at once (8,
+as Kueue's pod-group integration does; 1 sends them one at a time), as a
+quota-based admission layer such as Kueue does with pods it gates (Kueue
+admits a batch Job by unsuspending it instead); a job that does not fit holds back
 the ones after it (strict FIFO). A job waiting there is never tried by the
 scheduler, where a gang that cannot fit is retried whenever the scheduler
 is idle (experiment F, twenty-fifth part). Jobs not admitted when the run
@@ -167,12 +168,15 @@ GPUs are DRA devices.
 Gang-scheduled and admitted runs follow the fleet's free GPUs with a watch
 of every pod, and record for each job that started the time from free GPUs
 rising to cover it (a fleet-wide sum, not a placement) to it running whole
-(startAfterFit).`,
+(startAfterFit); admitted runs split it into the wait for admission, the
+gates' removal and the rest (admission.admitAfterFit, .ungate,
+.startAfterUngate).`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
   ghostfleet train --jobs 150 --pods-per-job 8 --topology rack   # on a fleet up with --profile gang
   ghostfleet train --jobs 150 --pods-per-job 8 --admission quota   # jobs that do not fit wait out of the scheduler's queue
+  ghostfleet train --jobs 150 --pods-per-job 8 --admission quota --ungate-workers 1   # each admitted job's gates removed one at a time
   ghostfleet train --jobs 120 --hold 3m &   # then: ghostfleet fault gpu-xid --nodes 50 --seed 1 --fail-pods
   ghostfleet train --jobs 120 --hold 3m --restart job &   # the same, each broken job restarting whole
   ghostfleet train --jobs 120 --hold 3m --restart job --trace-apiserver 30s &   # and where its requests waited, from a trace
@@ -188,6 +192,7 @@ rising to cover it (a fleet-wide sum, not a placement) to it running whole
 	fs.StringVar(&o.Claim, "claim", "", "how pods ask for GPUs: "+strings.Join(workload.ClaimModes, ", ")+" (as load --claim; default: as the fleet offers them)")
 	fs.StringVar(&o.GangMode, "gang", o.GangMode, "gang-schedule each job (a PodGroup with minCount = --pods-per-job): "+strings.Join(runs.GangModes, ", ")+"; auto is on when the fleet's profile turns gang scheduling on (--profile gang, NAME+gang), on refuses a fleet without it")
 	fs.StringVar(&o.Admission, "admission", workload.AdmissionNone, "how jobs reach kube-scheduler: "+strings.Join(workload.AdmissionModes, ", ")+" (quota holds each job's pods behind the scheduling gate "+workload.AdmissionGate+" until the fleet's free GPUs cover the whole job, in order)")
+	fs.IntVar(&o.UngateWorkers, "ungate-workers", 0, fmt.Sprintf("with --admission quota, gate removals in flight at once (0: %d, as Kueue; 1: one PATCH at a time; at most %d)", workload.DefaultUngateWorkers, workload.MaxUngateWorkers))
 	fs.StringVar(&o.Within, "topology", "", "with gang scheduling, keep each job's pods within one "+strings.Join(runs.Topologies, " or ")+" of nodes (node label "+fleet.LabelRack+" or "+fleet.LabelBlock+"; default: anywhere)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
 	fs.DurationVar(&o.Stall, "stall", o.Stall, "end when no pod was bound or started for this long (0: never)")
@@ -237,7 +242,10 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		fmt.Fprintf(w, "  from free GPUs covering one more job to it running whole: p50 %.2fs  p99 %.2fs  max %.2fs (%d jobs)\n", f.P50, f.P99, f.Max, f.Count)
 	}
 	if a := r.Admission; a != nil {
-		fmt.Fprintf(w, "  admission %s: %d jobs admitted, %d still held behind the gate; gate removals failed %d, pods of admitted jobs left gated %d\n", a.Mode, a.JobsAdmitted, a.JobsHeld, a.GateRemovalErrors, a.LeftGated)
+		fmt.Fprintf(w, "  admission %s: %d jobs admitted, %d still held behind the gate; gate removals failed %d, pods of admitted jobs left gated %d (%d removals at once)\n", a.Mode, a.JobsAdmitted, a.JobsHeld, a.GateRemovalErrors, a.LeftGated, a.UngateWorkers)
+		if f, g, s := a.AdmitAfterFit, a.Ungate, a.StartAfterUngate; f != nil && f.Count > 0 && g != nil && s != nil {
+			fmt.Fprintf(w, "  its parts (medians): to admission %.2fs, removing the gates %.2fs, then to running whole %.2fs (%d jobs)\n", f.P50, g.P50, s.P50, f.Count)
+		}
 		if a.WatchError != "" {
 			fmt.Fprintf(w, "  admission stopped early: the pods watch ended: %s\n", a.WatchError)
 		}
