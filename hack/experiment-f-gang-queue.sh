@@ -19,7 +19,9 @@
 #     every job's pods wait behind a scheduling gate, out of the
 #     scheduler's queue, until the fleet's free GPUs cover the job;
 #     admitNwK removes an admitted job's gates K at a time
-#     (`--ungate-workers K`; admitN: train's default);
+#     (`--ungate-workers K`, K ≤ 64; admitN: train's default); admitNs
+#     creates the Jobs suspended instead, no pod until admission
+#     unsuspends one (`--admit-by suspend`);
 #   pendingN: the same pods, then N plain pods of 9 GPUs each, more than
 #     any node has, so never schedulable (`load N 9 --allow-unschedulable`,
 #     which ends once all are unschedulable), then the same stream: as
@@ -40,6 +42,7 @@
 #   FILL=900 STREAM=450 WAIT=60 ARMS="gang20 pending2000" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=450 WAIT=60 RELEASE=1 ARMS="gang20 admit20" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3w1 admit3w8" hack/experiment-f-gang-queue.sh 5
+#   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3w8 admit3s" hack/experiment-f-gang-queue.sh 5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -52,9 +55,9 @@ gang=$((nodes - fill))
 profile=${PROFILE:-gang}
 release=${RELEASE:-0}
 read -ra arms <<<"${ARMS:-control gang}"
-[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named (allowed: control, gang, gangN or admit, admitN, admitNwK with N ≥ 1 jobs and K ≥ 1 gate removals at once, pendingN with N ≥ 1 pods)" >&2; exit 2; }
+[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named (allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, pendingN with N ≥ 1 pods)" >&2; exit 2; }
 for a in "${arms[@]}"; do
-	[[ $a =~ ^(control|gang|admit|(gang|admit|pending)[1-9][0-9]*|admit[1-9][0-9]*w[1-9][0-9]*)$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN or admit, admitN, admitNwK with N ≥ 1 jobs and K ≥ 1 gate removals at once, pendingN with N ≥ 1 pods)" >&2; exit 2; }
+	[[ $a =~ ^(control|gang|admit|(gang|admit|pending)[1-9][0-9]*|admit[1-9][0-9]*(w([1-9]|[1-5][0-9]|6[0-4])|s))$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, pendingN with N ≥ 1 pods)" >&2; exit 2; }
 done
 . hack/lib.sh
 gf_build
@@ -91,8 +94,8 @@ await() {
 	exit 1
 }
 
-# arm control|gang|gangN|admit|admitN|pendingN: one arm, from an
-# unloaded fleet back to one.
+# arm control|gang|gangN|admit|admitN|admitNwK|admitNs|pendingN: one
+# arm, from an unloaded fleet back to one.
 arm() {
 	if [ "$fill" -gt 0 ]; then
 		echo "== $1: $fill 8-GPU pods take as many nodes"
@@ -111,22 +114,25 @@ arm() {
 			exit 1
 		}
 	elif [ "$1" != control ]; then
-		local jobs=${1#gang} admission=none ungate=()
+		local jobs=${1#gang} admission=none by=() waiting
 		if [[ $1 == admit* ]]; then
 			jobs=${1#admit} admission=quota
 			if [[ $jobs == *w* ]]; then
-				ungate=(--ungate-workers "${jobs#*w}")
+				by=(--ungate-workers "${jobs#*w}")
 				jobs=${jobs%w*}
+			elif [[ $jobs == *s ]]; then
+				by=(--admit-by suspend)
+				jobs=${jobs%s}
 			fi
 		fi
 		jobs=${jobs:-1}
-		local train=("$bin" --name "$name" train --jobs "$jobs" --pods-per-job "$gang" --gpus-per-pod 8 --gang on --admission "$admission" "${ungate[@]}" --stall 0)
+		local train=("$bin" --name "$name" train --jobs "$jobs" --pods-per-job "$gang" --gpus-per-pod 8 --gang on --admission "$admission" "${by[@]}" --stall 0)
 		if [ "$release" = 1 ]; then
-			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission ${ungate[*]}, train in the background until one runs"
+			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission${by:+ ${by[*]}}, train in the background until one runs"
 			"${train[@]}" --timeout 3600s >"$trainlog" 2>&1 &
 			train_pid=$!
 		else
-			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission, waiting (train gives up after ${wait_s}s and leaves them)"
+			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission${by:+ ${by[*]}}, waiting (train gives up after ${wait_s}s and leaves them)"
 			# train ends at its timeout with the jobs left waiting (exit
 			# 0); anything else means the arm is not what it says.
 			"${train[@]}" --timeout "${wait_s}s" | tee "$log"
@@ -136,9 +142,12 @@ arm() {
 			}
 		fi
 		# The Job controller creates pods at its client's QPS: the stream
-		# starts once every gang's pods exist (and so every gang is tried).
-		await pending -ge $((jobs * gang)) "the gangs' pods"
-		echo "== $1: all $((jobs * gang)) of the gangs' pods exist and wait"
+		# starts once every gang's pods exist (and so every gang is tried);
+		# a suspended Job has none until admitted (here, none is).
+		waiting=$((jobs * gang))
+		[[ $1 == admit*s ]] && waiting=0
+		await pending -ge "$waiting" "the gangs' pods"
+		echo "== $1: all $waiting of the gangs' pods exist and wait"
 		if [ "$release" = 1 ]; then
 			sleep "$wait_s"
 			local running

@@ -29,11 +29,10 @@ import (
 const AdmissionGate = "ghostfleet.io/admission"
 
 // Admission modes (TrainOptions.Admission): none sends every job's pods
-// to the scheduler at once; quota holds each job behind AdmissionGate
-// until the fleet's free GPUs cover the whole job, as a quota-based
-// admission layer such as Kueue does with pods it gates (Kueue admits a
-// batch Job by unsuspending it instead, so that its pods are created
-// only then).
+// to the scheduler at once; quota holds each job back (behind
+// AdmissionGate, or suspended: TrainOptions.AdmitBy) until the fleet's
+// free GPUs cover the whole job, as a quota-based admission layer such
+// as Kueue does.
 const (
 	AdmissionNone  = "none"
 	AdmissionQuota = "quota"
@@ -42,9 +41,24 @@ const (
 // AdmissionModes are what --admission allows.
 var AdmissionModes = []string{AdmissionNone, AdmissionQuota}
 
+// How quota admission holds a job back (TrainOptions.AdmitBy): gate
+// creates its pods behind AdmissionGate and removes the gate from each
+// (Kueue's way with pods and pod groups); suspend creates the Job
+// suspended (spec.suspend), so the Job controller creates no pod until
+// admission unsuspends it (Kueue's way with a batch Job).
+const (
+	AdmitByGate    = "gate"
+	AdmitBySuspend = "suspend"
+)
+
+// AdmitByModes are what --admit-by allows.
+var AdmitByModes = []string{AdmitByGate, AdmitBySuspend}
+
 // AdmissionResult is what quota admission did in a training run.
 type AdmissionResult struct {
 	Mode string `json:"mode"`
+	// By is how jobs were held back: AdmitByGate or AdmitBySuspend.
+	By string `json:"by"`
 	// JobsAdmitted are the jobs whose pods' gates it removed, JobsHeld
 	// the run's other jobs, still held when it ended; they stay held
 	// (their pods gated) until deleted.
@@ -52,9 +66,13 @@ type AdmissionResult struct {
 	JobsHeld     int `json:"jobsHeld"`
 	// LeftGated are pods of admitted jobs still gated at the end: the
 	// Job controller made them too late, or their gate's removal failed.
-	LeftGated int `json:"leftGated"`
-	// GateRemovalErrors are gate removals the apiserver refused or
-	// failed; each was tried again on the next pass.
+	// LeftSuspended are admitted Jobs still suspended at the end (their
+	// unsuspending failed).
+	LeftGated     int `json:"leftGated"`
+	LeftSuspended int `json:"leftSuspended,omitempty"`
+	// GateRemovalErrors are gate removals (or, by suspend, unsuspendings)
+	// the apiserver refused or failed; each was tried again on the next
+	// pass.
 	GateRemovalErrors int `json:"gateRemovalErrors"`
 	// WatchError, when set, is why the pods watch ended early: from then
 	// on no job was admitted and no fit seen.
@@ -66,10 +84,11 @@ type AdmissionResult struct {
 	// before it did: not a replacement's, after), its StartAfterFit in
 	// three parts, which add up to it: AdmitAfterFit, from the fit (or
 	// the job's creation, if later) to its admission; Ungate, from its
-	// admission to the answer to its last gate removal; StartAfterUngate,
-	// from then to the job running whole (the scheduler's cycles, the
-	// binds, kwok's start, the watches). Absent when the watch ended
-	// early.
+	// admission to the answer to its last gate removal (by suspend, to
+	// its unsuspending); StartAfterUngate, from then to the job running
+	// whole (by suspend, the Job controller's creating its pods; the
+	// scheduler's cycles, the binds, kwok's start, the watches). Absent
+	// when the watch ended early.
 	AdmitAfterFit    *Percentiles `json:"admitAfterFit,omitempty"`
 	Ungate           *Percentiles `json:"ungate,omitempty"`
 	StartAfterUngate *Percentiles `json:"startAfterUngate,omitempty"`
@@ -84,8 +103,12 @@ const DefaultUngateWorkers = 8
 const MaxUngateWorkers = 64
 
 // ungatePatch removes AdmissionGate by name (schedulingGates merge by
-// name), leaving any other gate.
-var ungatePatch = []byte(`{"spec":{"schedulingGates":[{"$patch":"delete","name":"` + AdmissionGate + `"}]}}`)
+// name), leaving any other gate; unsuspendPatch lets a Job's pods be
+// created.
+var (
+	ungatePatch    = []byte(`{"spec":{"schedulingGates":[{"$patch":"delete","name":"` + AdmissionGate + `"}]}}`)
+	unsuspendPatch = []byte(`{"spec":{"suspend":false}}`)
+)
 
 // admitter follows the fleet's free GPUs for a run's jobs from one
 // watch of the cluster's pods, and, under quota admission (gate), admits
@@ -93,7 +116,8 @@ var ungatePatch = []byte(`{"spec":{"schedulingGates":[{"$patch":"delete","name":
 // GPUs fit in the free GPUs (strict FIFO, as Kueue's StrictFIFO queueing:
 // a job that does not fit holds back the ones after it), removing the
 // gate from every pod of an admitted job, workers PATCHes in flight at
-// once, including pods the Job controller creates later. Free GPUs are
+// once, including pods the Job controller creates later (by suspend,
+// unsuspending the admitted job's Job instead). Free GPUs are
 // a fleet-wide sum, not a placement: the fake nodes' allocatable GPUs at
 // the start less those held by bound, unfinished pods; under admission,
 // each admitted job counts its whole request from admission instead,
@@ -108,7 +132,8 @@ type admitter struct {
 	total   int64  // the fake nodes' allocatable GPUs at the start
 	jobGPUs int64  // GPUs one job asks for
 	gate    bool
-	workers int // gate removals in flight at once
+	suspend bool // admit by unsuspending Jobs, not removing pods' gates
+	workers int  // gate removals in flight at once
 	report  progress.Func
 
 	mu   sync.Mutex
@@ -118,13 +143,17 @@ type admitter struct {
 	mine, others int64
 	order        []string        // the run's jobs, in creation order
 	admitted     map[string]bool // by job name
-	// admittedAt and ungatedAt are when each admitted job was admitted
-	// and when the latest removal of one of its pods' gates was answered.
-	admittedAt, ungatedAt map[string]time.Time
-	// gated are the run's gated pods by job, then UID: their names.
-	gated  map[string]map[types.UID]string
-	warned map[types.UID]bool
-	errors int
+	// admittedAt is when each admitted job was admitted, ungatedAt when
+	// each removal of one of its pods' gates (or its unsuspending) was
+	// answered, in order.
+	admittedAt map[string]time.Time
+	ungatedAt  map[string][]time.Time
+	// gated are the run's gated pods by job, then UID: their names;
+	// suspended the admitted jobs whose Jobs are still to unsuspend.
+	gated     map[string]map[types.UID]string
+	suspended map[string]bool
+	warned    map[string]bool // by the name of what failed
+	errors    int
 	// fits are the moments free GPUs rose to cover one more job than
 	// before (the first at the start, if they covered one then); jobs
 	// counts how many they covered.
@@ -152,30 +181,39 @@ type admitterEnd struct {
 // admissionTimes are the moments an admitter saw: fits (admitter.fits),
 // and, under admission, each admitted job's admittedAt and ungatedAt.
 type admissionTimes struct {
-	fits                  []time.Time
-	admittedAt, ungatedAt map[string]time.Time
+	fits       []time.Time
+	admittedAt map[string]time.Time
+	ungatedAt  map[string][]time.Time
 }
 
-// admitted is when job was admitted and its last gate removed; zero
-// times when it was not, or t is nil.
-func (t *admissionTimes) admitted(job string) (at, ungated time.Time) {
+// admitted is when job was admitted and when the last of its gates
+// removed by started was (the Job unsuspended, by suspend): a
+// replacement worker's, later, is of no start. Zero times when it was
+// not admitted, or t is nil.
+func (t *admissionTimes) admitted(job string, started time.Time) (at, ungated time.Time) {
 	if t == nil {
 		return time.Time{}, time.Time{}
 	}
-	return t.admittedAt[job], t.ungatedAt[job]
+	for _, u := range t.ungatedAt[job] {
+		if !u.After(started) {
+			ungated = u
+		}
+	}
+	return t.admittedAt[job], ungated
 }
 
 // startAdmitter starts following the free GPUs for jobs of jobGPUs each
 // of run runID in namespace ns against total GPUs and, with gate,
-// admitting the jobs added with add, workers gate removals at once; stop
+// admitting the jobs added with add, by by (AdmitByGate: workers gate
+// removals at once; AdmitBySuspend: unsuspending their Jobs); stop
 // ends it, with a last pass (bounded by 10 s) for pods of admitted jobs
 // the Job controller made since the one before (admitting no more jobs:
 // one admitted then would be left to start after the run, its later pods
 // gated).
-func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID string, total, jobGPUs int64, gate bool, workers int, report progress.Func) (a *admitter, stop func() admitterEnd, err error) {
-	a = &admitter{cs: cs, ns: ns, run: runID, total: total, jobGPUs: jobGPUs, gate: gate, workers: workers, report: report,
-		pods: map[types.UID]admitPod{}, admitted: map[string]bool{}, gated: map[string]map[types.UID]string{}, warned: map[types.UID]bool{},
-		admittedAt: map[string]time.Time{}, ungatedAt: map[string]time.Time{}, changed: make(chan struct{}, 1)}
+func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID string, total, jobGPUs int64, gate bool, by string, workers int, report progress.Func) (a *admitter, stop func() admitterEnd, err error) {
+	a = &admitter{cs: cs, ns: ns, run: runID, total: total, jobGPUs: jobGPUs, gate: gate, suspend: by == AdmitBySuspend, workers: max(workers, 1), report: report,
+		pods: map[types.UID]admitPod{}, admitted: map[string]bool{}, gated: map[string]map[types.UID]string{}, suspended: map[string]bool{}, warned: map[string]bool{},
+		admittedAt: map[string]time.Time{}, ungatedAt: map[string][]time.Time{}, changed: make(chan struct{}, 1)}
 	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("following free GPUs: listing pods: %w", err)
@@ -242,7 +280,8 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		out := admitterEnd{AdmissionResult: AdmissionResult{Mode: AdmissionQuota, JobsAdmitted: len(a.admitted), JobsHeld: len(a.order) - len(a.admitted), GateRemovalErrors: a.errors, UngateWorkers: a.workers}}
+		out := admitterEnd{AdmissionResult: AdmissionResult{Mode: AdmissionQuota, By: by, JobsAdmitted: len(a.admitted), JobsHeld: len(a.order) - len(a.admitted),
+			LeftSuspended: len(a.suspended), GateRemovalErrors: a.errors, UngateWorkers: a.workers}}
 		for job := range a.admitted {
 			out.LeftGated += len(a.gated[job])
 		}
@@ -250,6 +289,9 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 			out.WatchError = a.watchErr.Error()
 		} else {
 			out.times = &admissionTimes{fits: slices.Clone(a.fits), admittedAt: maps.Clone(a.admittedAt), ungatedAt: maps.Clone(a.ungatedAt)}
+			for job, at := range out.times.ungatedAt {
+				out.times.ungatedAt[job] = slices.Clone(at)
+			}
 		}
 		return out
 	}, nil
@@ -338,9 +380,10 @@ func hasGate(p *corev1.Pod, name string) bool {
 }
 
 // pass admits what now fits (with admit) and removes the gates of
-// admitted jobs' pods, a.workers at once. A pod already gone counts as
-// done; a removal that fails is counted, warned of once per pod and
-// tried again on the next pass.
+// admitted jobs' pods, a.workers at once (or unsuspends their Jobs). A
+// pod or Job already gone counts as done; a removal that fails is
+// counted, warned of once per pod (or Job) and tried again on the next
+// pass.
 func (a *admitter) pass(ctx context.Context, admit bool) {
 	a.mu.Lock()
 	var n int
@@ -352,60 +395,86 @@ func (a *admitter) pass(ctx context.Context, admit bool) {
 	for _, job := range waiting[:n] {
 		a.admitted[job] = true
 		a.admittedAt[job] = now
+		if a.suspend {
+			a.suspended[job] = true
+		}
 	}
 	a.noteFree(now)
-	type gatedPod struct {
-		job  string
-		uid  types.UID
-		name string
-	}
-	var ungate []gatedPod
-	for job := range a.admitted {
-		for uid, name := range a.gated[job] {
-			ungate = append(ungate, gatedPod{job, uid, name})
+	// Job by job in admission order, each job's pods by name: a job's
+	// gang is whole as soon as its own removals are done.
+	var ungate []release
+	for _, job := range a.order[:len(a.admitted)] {
+		if a.suspended[job] {
+			ungate = append(ungate, release{job: job, name: job})
 		}
+		from := len(ungate)
+		for uid, name := range a.gated[job] {
+			ungate = append(ungate, release{job, uid, name})
+		}
+		slices.SortFunc(ungate[from:], func(x, y release) int { return strings.Compare(x.name, y.name) })
 	}
 	a.mu.Unlock()
 	if n > 0 {
 		a.report(progress.Event{Kind: progress.Info, Message: fmt.Sprintf("admitted %s", strings.Join(waiting[:n], ", "))})
 	}
-	next := make(chan gatedPod)
+	next := make(chan release)
 	var wg sync.WaitGroup
 	for range min(a.workers, len(ungate)) {
 		wg.Go(func() {
-			for p := range next {
-				a.ungate(ctx, p.job, p.uid, p.name)
+			for r := range next {
+				a.release(ctx, r)
 			}
 		})
 	}
-	for _, p := range ungate {
-		if ctx.Err() != nil {
-			break
+send:
+	for _, r := range ungate {
+		select {
+		case next <- r:
+		case <-ctx.Done():
+			break send
 		}
-		next <- p
 	}
 	close(next)
 	wg.Wait()
 }
 
-// ungate removes the gate of pod name (uid) of admitted job.
-func (a *admitter) ungate(ctx context.Context, job string, uid types.UID, name string) {
-	_, err := a.cs.CoreV1().Pods(a.ns).Patch(ctx, name, types.StrategicMergePatchType, ungatePatch, metav1.PatchOptions{})
-	if ctx.Err() != nil {
+// release is what holds an admitted job back: the gate of its pod name
+// (uid), or, with no uid, its suspended Job name.
+type release struct {
+	job  string
+	uid  types.UID
+	name string
+}
+
+// release removes what r holds back.
+func (a *admitter) release(ctx context.Context, r release) {
+	var err error
+	what := "removing the gate of pod " + r.name
+	if r.uid == "" {
+		what = "unsuspending Job " + r.name
+		_, err = a.cs.BatchV1().Jobs(a.ns).Patch(ctx, r.name, types.MergePatchType, unsuspendPatch, metav1.PatchOptions{})
+	} else {
+		_, err = a.cs.CoreV1().Pods(a.ns).Patch(ctx, r.name, types.StrategicMergePatchType, ungatePatch, metav1.PatchOptions{})
+	}
+	if err != nil && ctx.Err() != nil {
 		return
 	}
 	a.mu.Lock()
 	warn := false
 	if err == nil || apierrors.IsNotFound(err) {
-		delete(a.gated[job], uid)
-		a.ungatedAt[job] = time.Now()
+		if r.uid == "" {
+			delete(a.suspended, r.job)
+		} else {
+			delete(a.gated[r.job], r.uid)
+		}
+		a.ungatedAt[r.job] = append(a.ungatedAt[r.job], time.Now())
 	} else {
 		a.errors++
-		warn, a.warned[uid] = !a.warned[uid], true
+		warn, a.warned[r.name] = !a.warned[r.name], true
 	}
 	a.mu.Unlock()
 	if warn {
-		a.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("admission: removing the gate of pod %s: %v (tried again on every pass)", name, err)})
+		a.report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("admission: %s: %v (tried again on every pass)", what, err)})
 	}
 }
 

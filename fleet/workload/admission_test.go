@@ -3,11 +3,13 @@ package workload
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
 )
@@ -71,7 +74,7 @@ func TestAdmitter(t *testing.T) {
 	// the admitter's retrying watch refuses: the test sends the events.
 	w := watch.NewFake()
 	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
-	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 32, 16, true, 1, progress.Discard)
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 32, 16, true, AdmitByGate, 1, progress.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +125,11 @@ func TestAdmitter(t *testing.T) {
 	// Each admitted job's last gate came off after its admission; the
 	// job held was neither.
 	for _, job := range []string{"a", "b"} {
-		if admitted, ungated := end.times.admitted(job); admitted.IsZero() || ungated.Before(admitted) {
+		if admitted, ungated := end.times.admitted(job, time.Now()); admitted.IsZero() || ungated.Before(admitted) {
 			t.Errorf("job %s admitted at %v, its last gate removed at %v; want both, in that order", job, admitted, ungated)
 		}
 	}
-	if admitted, ungated := end.times.admitted("c"); !admitted.IsZero() || !ungated.IsZero() {
+	if admitted, ungated := end.times.admitted("c", time.Now()); !admitted.IsZero() || !ungated.IsZero() {
 		t.Errorf("held job c admitted at %v, ungated at %v; want neither", admitted, ungated)
 	}
 	if end.UngateWorkers != 1 {
@@ -143,7 +146,7 @@ func TestAdmitterFollowsFreeGPUs(t *testing.T) {
 	cs := fake.NewClientset()
 	w := watch.NewFake()
 	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
-	a, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, false, 1, progress.Discard)
+	a, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, false, AdmitByGate, 1, progress.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +182,11 @@ func TestStartAfterFit(t *testing.T) {
 	}
 	times := &admissionTimes{fits: []time.Time{at(0), at(10), at(15)},
 		// b: admitted 0.5s after its fit, its gates all off 0.25s later,
-		// running whole 1.25s after that; c's last gate was removed
-		// after it started (a replacement's), so it has no parts.
+		// running whole 1.25s after that, then a replacement worker's
+		// gate removed at 14s (of no start); c's gates all came off
+		// after it started (by a clock skew), so it has no parts.
 		admittedAt: map[string]time.Time{"b": at(10.5), "c": at(5)},
-		ungatedAt:  map[string]time.Time{"b": at(10.75), "c": at(8)},
+		ungatedAt:  map[string][]time.Time{"b": {at(10.6), at(10.75), at(14)}, "c": {at(8)}},
 	}
 	res, _ := trainAccounting(TrainResult{Jobs: 4, PodsPerJob: 1, GPUsPerPod: 8, Admission: &AdmissionResult{}}, pods, created, at(20), times)
 	if got := res.StartAfterFit; got == nil || got.Count != 3 || got.Max != 2 || got.P50 != 2 || res.StartLatency.Max != 12 {
@@ -203,7 +207,8 @@ func TestStartAfterFit(t *testing.T) {
 }
 
 // inFlight is a pods client whose gate removals each wait until want
-// are in flight at once (or 5 s pass), counting the most there were.
+// are in flight at once and 50 ms more (or 5 s pass), counting the most
+// there were.
 type inFlight struct {
 	corev1client.PodInterface
 	want      int32
@@ -218,7 +223,8 @@ func (p inFlight) Patch(ctx context.Context, name string, pt types.PatchType, da
 	for m := p.most.Load(); n > m && !p.most.CompareAndSwap(m, n); m = p.most.Load() {
 	}
 	if n >= p.want {
-		p.once.Do(func() { close(p.full) })
+		// Held a little longer: a pool larger than want would show.
+		p.once.Do(func() { time.AfterFunc(50*time.Millisecond, func() { close(p.full) }) })
 	}
 	select {
 	case <-p.full:
@@ -259,7 +265,7 @@ func TestAdmitterUngatesInParallel(t *testing.T) {
 	fc.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
 	pods := inFlight{want: workers, now: new(atomic.Int32), most: new(atomic.Int32), full: make(chan struct{}), once: new(sync.Once)}
 	cs := inFlightClients{fc, inFlightCore{fc.CoreV1(), pods}}
-	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 80, 80, true, workers, progress.Discard)
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 80, 80, true, AdmitByGate, workers, progress.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +311,7 @@ func TestAdmitterOtherRunsAndErrors(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var warnings []string
-	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, true, 1, func(e progress.Event) {
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, true, AdmitByGate, 1, func(e progress.Event) {
 		if e.Kind == progress.Warn {
 			mu.Lock()
 			warnings = append(warnings, e.Message)
@@ -336,5 +342,109 @@ func TestAdmitterOtherRunsAndErrors(t *testing.T) {
 	defer mu.Unlock()
 	if r := end.AdmissionResult; r.JobsAdmitted != 1 || r.GateRemovalErrors != 3 || r.LeftGated != 0 || len(warnings) != 1 {
 		t.Errorf("admission %+v, warnings %q; want 1 admitted, 3 refused removals of a-1 warned of once, none left gated", r, warnings)
+	}
+}
+
+// Under admission, the fit a job's start counts from is the last before
+// its admission: a later one (another run's pod ending between the
+// admission and the start) covers the next job, not this one.
+func TestStartAfterFitAdmitted(t *testing.T) {
+	at := secondsFrom(time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC))
+	created := map[string]time.Time{"a": at(0)}
+	pods := []PodTimes{{Group: "a", Created: at(0), Scheduled: at(12), Running: at(13)}}
+	times := &admissionTimes{fits: []time.Time{at(10), at(12)},
+		admittedAt: map[string]time.Time{"a": at(10.1)}, ungatedAt: map[string][]time.Time{"a": {at(11)}}}
+	res, _ := trainAccounting(TrainResult{Jobs: 1, PodsPerJob: 1, GPUsPerPod: 8, Admission: &AdmissionResult{}}, pods, created, at(20), times)
+	a := res.Admission
+	if f := res.StartAfterFit; f == nil || f.Max != 3 || a.AdmitAfterFit == nil || a.AdmitAfterFit.Max < 0.099 || a.AdmitAfterFit.Max > 0.101 || a.StartAfterUngate.Max != 2 {
+		t.Errorf("start after fit %+v, admitted after %+v, started after its last gate %+v; want 3s from the fit at 10s, 0.1s, 2s", f, a.AdmitAfterFit, a.StartAfterUngate)
+	}
+}
+
+// Jobs admitted together have their gates removed job by job, in
+// admission order, each job's pods by name.
+func TestAdmitterUngatesJobByJob(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const ns = "gf-train"
+	var objs []runtime.Object
+	for _, job := range []string{"b", "a"} {
+		for i := range 3 {
+			objs = append(objs, gatedPod(ns, job, i, 8))
+		}
+	}
+	cs := fake.NewClientset(objs...)
+	w := watch.NewFake()
+	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
+	var mu sync.Mutex
+	var sent []string
+	cs.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		sent = append(sent, action.(k8stesting.PatchAction).GetName())
+		mu.Unlock()
+		return false, nil, nil
+	})
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 48, 24, true, AdmitByGate, 1, progress.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm.add("b")
+	adm.add("a")
+	for ctx.Err() == nil {
+		mu.Lock()
+		n := len(sent)
+		mu.Unlock()
+		if n >= 6 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"b-0", "b-1", "b-2", "a-0", "a-1", "a-2"}; !slices.Equal(sent, want) {
+		t.Errorf("gates removed in the order %v; want %v", sent, want)
+	}
+}
+
+// suspendedJob is a Job of run train-1 created suspended.
+func suspendedJob(ns, name string) *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{LabelRun: "train-1"}},
+		Spec: batchv1.JobSpec{Suspend: ptr.To(true)}}
+}
+
+// By suspend, admission unsuspends the Job of the job that fits and
+// leaves the one behind it suspended; no pod exists to ungate.
+func TestAdmitterUnsuspends(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const ns = "gf-train"
+	cs := fake.NewClientset(suspendedJob(ns, "a"), suspendedJob(ns, "b"))
+	w := watch.NewFake()
+	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, true, AdmitBySuspend, 1, progress.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm.add("a")
+	adm.add("b")
+	suspended := func(name string) bool {
+		j, err := cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ptr.Deref(j.Spec.Suspend, false)
+	}
+	for suspended("a") && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // more than a pass's tick
+	end := stop()
+	r := end.AdmissionResult
+	if suspended("a") || !suspended("b") || r.By != AdmitBySuspend || r.JobsAdmitted != 1 || r.JobsHeld != 1 || r.LeftSuspended != 0 || r.GateRemovalErrors != 0 {
+		t.Errorf("a suspended %v, b suspended %v, admission %+v; want a unsuspended, b still suspended, 1 admitted by suspend, 1 held", suspended("a"), suspended("b"), r)
+	}
+	if admitted, unsuspended := end.times.admitted("a", time.Now()); admitted.IsZero() || unsuspended.Before(admitted) {
+		t.Errorf("job a admitted at %v, unsuspended at %v; want both, in that order", admitted, unsuspended)
 	}
 }

@@ -42,6 +42,9 @@ type TrainOptions struct {
 	// pods behind AdmissionGate until the fleet's free GPUs cover the
 	// whole job, in creation order (see admitter).
 	Admission string `json:"admission,omitempty"`
+	// AdmitBy is how quota admission holds a job back: AdmitByGate ("" too)
+	// or AdmitBySuspend.
+	AdmitBy string `json:"admitBy,omitempty"`
 	// UngateWorkers are the gate removals quota admission has in flight
 	// at once (0: DefaultUngateWorkers; 1: one PATCH at a time).
 	UngateWorkers int `json:"ungateWorkers,omitempty"`
@@ -107,6 +110,8 @@ func (o *TrainOptions) Validate(c Capacity) (warnings []string, err error) {
 	if need := int64(o.Jobs * o.PodsPerJob * o.GPUsPerPod); need > free {
 		then := "without gang scheduling the ones that start partly hold GPUs they cannot use"
 		switch {
+		case o.Admission == AdmissionQuota && o.AdmitBy == AdmitBySuspend:
+			then = "the others wait suspended, their pods not yet created, until GPUs free up"
 		case o.Admission == AdmissionQuota:
 			then = "the others wait behind the admission gate, out of the scheduler's queue, until GPUs free up"
 		case o.Gang:
@@ -148,10 +153,14 @@ func (o *TrainOptions) Check() error {
 		return fmt.Errorf("--admission %q: allowed are %s", o.Admission, strings.Join(AdmissionModes, ", "))
 	case o.Admission == AdmissionQuota && o.Restart == RestartJob:
 		return fmt.Errorf("--admission quota with --restart job: a job made again would keep its admission and skip the queue; use one or the other")
+	case o.AdmitBy != "" && !slices.Contains(AdmitByModes, o.AdmitBy):
+		return fmt.Errorf("--admit-by %q: allowed are %s", o.AdmitBy, strings.Join(AdmitByModes, ", "))
+	case o.AdmitBy != "" && o.Admission != AdmissionQuota:
+		return fmt.Errorf("--admit-by %s sets how quota admission holds jobs back: set --admission quota too", o.AdmitBy)
 	case o.UngateWorkers < 0 || o.UngateWorkers > MaxUngateWorkers:
-		return fmt.Errorf("--ungate-workers %d is out of range: allowed are 0 (%d) to %d", o.UngateWorkers, DefaultUngateWorkers, MaxUngateWorkers)
-	case o.UngateWorkers > 0 && o.Admission != AdmissionQuota:
-		return fmt.Errorf("--ungate-workers %d sets how quota admission removes gates: set --admission quota too", o.UngateWorkers)
+		return fmt.Errorf("--ungate-workers %d is out of range: allowed are 0 (the default, %d) to %d", o.UngateWorkers, DefaultUngateWorkers, MaxUngateWorkers)
+	case o.UngateWorkers > 0 && (o.Admission != AdmissionQuota || o.AdmitBy == AdmitBySuspend):
+		return fmt.Errorf("--ungate-workers %d sets how quota admission removes gates: set --admission quota (and not --admit-by suspend) too", o.UngateWorkers)
 	}
 	for _, t := range []struct {
 		what string
@@ -325,7 +334,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	stopAdmission := func() {}
 	if gated := opts.Admission == AdmissionQuota; gated || (opts.Gang && opts.fleetGPUs > 0) {
 		var stop func() admitterEnd
-		adm, stop, err = startAdmitter(ctx, clients.Admin, opts.Namespace, opts.RunID, opts.fleetGPUs, int64(opts.PodsPerJob*opts.GPUsPerPod), gated, cmp.Or(opts.UngateWorkers, DefaultUngateWorkers), opts.Report)
+		adm, stop, err = startAdmitter(ctx, clients.Admin, opts.Namespace, opts.RunID, opts.fleetGPUs, int64(opts.PodsPerJob*opts.GPUsPerPod), gated, cmp.Or(opts.AdmitBy, AdmitByGate), cmp.Or(opts.UngateWorkers, DefaultUngateWorkers), opts.Report)
 		if err != nil {
 			return res, rec, err
 		}
@@ -347,7 +356,8 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	if claim.DRA() {
 		job.ClaimTemplate = opts.RunID
 	}
-	job.Gated = opts.Admission == AdmissionQuota
+	job.Gated = opts.Admission == AdmissionQuota && opts.AdmitBy != AdmitBySuspend
+	job.Suspended = opts.Admission == AdmissionQuota && opts.AdmitBy == AdmitBySuspend
 	gang := Gang{Enabled: opts.Gang, Topology: opts.Topology}
 	var firstErr error
 	for j := 0; j < opts.Jobs; j++ {
@@ -362,7 +372,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 			res.JobsNotCreated++
 			delete(created, job.Name)
 			firstErr = cmp.Or(firstErr, err)
-		} else if job.Gated {
+		} else if job.Gated || job.Suspended {
 			adm.add(job.Name)
 		}
 	}
@@ -517,13 +527,15 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 			res.JobsStarted++
 			starts = append(starts, t.started.Sub(created[job]))
 			res.JobsStartedAt = append(res.JobsStartedAt, t.started.UTC())
-			from := created[job]
-			if i, _ := slices.BinarySearchFunc(fits, t.started, time.Time.Compare); i > 0 && fits[i-1].After(from) {
+			// The fit is the last before the job started or, if admitted,
+			// before its admission: a later one is of the next job.
+			admitted, ungated := times.admitted(job, t.started)
+			from, by := created[job], cmp.Or(admitted, t.started)
+			if i, _ := slices.BinarySearchFunc(fits, by, time.Time.Compare); i > 0 && fits[i-1].After(from) {
 				from = fits[i-1]
 			}
 			afterFit = append(afterFit, t.started.Sub(from))
-			// (A replacement's gate removed after the start is of no start.)
-			if admitted, ungated := times.admitted(job); !admitted.IsZero() && !ungated.IsZero() && !ungated.After(t.started) {
+			if !admitted.IsZero() && !ungated.IsZero() {
 				admitAfterFit = append(admitAfterFit, admitted.Sub(from))
 				ungate = append(ungate, ungated.Sub(admitted))
 				startAfterUngate = append(startAfterUngate, t.started.Sub(ungated))

@@ -30,9 +30,9 @@ type TrainJob struct {
 	// ClaimTemplate is the ResourceClaimTemplate the pods ask for their
 	// GPUs through (DRA); "" asks for nvidia.com/gpu.
 	ClaimTemplate string
-	// Gated creates the pods behind AdmissionGate, for quota admission
-	// to release.
-	Gated bool
+	// Gated creates the pods behind AdmissionGate, Suspended the Job
+	// suspended, for quota admission to release.
+	Gated, Suspended bool
 }
 
 // Gang says whether a job is gang-scheduled by kube-scheduler's own gang
@@ -88,7 +88,7 @@ func trainJobObject(job TrainJob, gang Gang) *batchv1.Job {
 	}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name, Namespace: job.Namespace, Labels: map[string]string{LabelRun: job.RunID}},
-		Spec:       batchv1.JobSpec{Parallelism: &n, Completions: &n, CompletionMode: &indexed, Template: p},
+		Spec:       batchv1.JobSpec{Parallelism: &n, Completions: &n, CompletionMode: &indexed, Template: p, Suspend: ptr.To(job.Suspended)},
 	}
 }
 

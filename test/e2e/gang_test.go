@@ -210,61 +210,82 @@ func TestGangAndAB(t *testing.T) {
 	// which kube-scheduler itself reports (condition PodScheduled, reason
 	// SchedulingGated), and is admitted, and runs whole, once another
 	// workload's pods end.
-	t.Run("admission quota: a job waits gated until GPUs free up", func(t *testing.T) {
-		const ns, fill = "gf-adm", "gf-adm-fill"
-		if r := gf("load", "2", "8", "--namespace", fill); r.code != 0 {
-			t.Fatalf("load 2 8: %s", r.errOut)
-		}
-		trained := trainInBackground(t, ctx, "--jobs", "1", "--pods-per-job", "3", "--gpus-per-pod", "8", "--namespace", ns, "--admission", "quota", "--ungate-workers", "2",
-			"--timeout", "3m", "--stall", "0", "--name", gangCluster, "--results-dir", results)
-		eventually(t, ctx, "the job's 3 pods gated by kube-scheduler", func() error {
-			pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
+	// By gate the job's pods exist, held by kube-scheduler itself; by
+	// suspend its Job exists with no pod until admitted.
+	for _, by := range workload.AdmitByModes {
+		t.Run("admission quota by "+by+": a job waits until GPUs free up", func(t *testing.T) {
+			const ns, fill = "gf-adm", "gf-adm-fill"
+			if r := gf("load", "2", "8", "--namespace", fill); r.code != 0 {
+				t.Fatalf("load 2 8: %s", r.errOut)
 			}
-			gated := 0
-			for _, p := range pods.Items {
-				if p.Spec.NodeName != "" {
-					t.Fatalf("pod %s bound with 16 GPUs free for its job's 24", p.Name)
+			args := []string{"--jobs", "1", "--pods-per-job", "3", "--gpus-per-pod", "8", "--namespace", ns, "--admission", "quota", "--admit-by", by,
+				"--timeout", "3m", "--stall", "0", "--name", gangCluster, "--results-dir", results}
+			if by == workload.AdmitByGate {
+				args = append(args, "--ungate-workers", "2")
+			}
+			trained := trainInBackground(t, ctx, args...)
+			eventually(t, ctx, "the job held back", func() error {
+				pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					return err
 				}
-				for _, c := range p.Status.Conditions {
-					if c.Type == corev1.PodScheduled && c.Reason == corev1.PodReasonSchedulingGated {
-						gated++
+				gated := 0
+				for _, p := range pods.Items {
+					if p.Spec.NodeName != "" || by == workload.AdmitBySuspend {
+						t.Fatalf("pod %s made or bound with 16 GPUs free for its job's 24", p.Name)
+					}
+					for _, c := range p.Status.Conditions {
+						if c.Type == corev1.PodScheduled && c.Reason == corev1.PodReasonSchedulingGated {
+							gated++
+						}
 					}
 				}
-			}
-			if gated != 3 {
-				return fmt.Errorf("%d of %d pods gated", gated, len(pods.Items))
-			}
-			return nil
-		})
-		if err := cs.CoreV1().Pods(fill).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		res := trained()
-		if a := res.Admission; a == nil || a.JobsAdmitted != 1 || a.GateRemovalErrors != 0 || res.JobsStarted != 1 || res.Outcome != runs.AllStarted {
-			t.Errorf("admission %+v, %d jobs started, outcome %q; want 1 admitted, none failed, 1 started, %q", a, res.JobsStarted, res.Outcome, runs.AllStarted)
-		}
-		// Counted from the fill's pods gone, not from the job's creation.
-		if f := res.StartAfterFit; f == nil || f.Count != 1 || f.Max <= 0 || f.Max >= res.StartLatency.Max || len(res.JobsStartedAt) != 1 {
-			t.Errorf("start after fit %+v (start latency %+v), started at %v; want one job, after its GPUs were free and sooner than from its creation", f, res.StartLatency, res.JobsStartedAt)
-		}
-		// Its parts: admission, the gates' removal, the rest; they add up.
-		if a, f := res.Admission, res.StartAfterFit; a != nil && f != nil {
-			parts := []*workload.Percentiles{a.AdmitAfterFit, a.Ungate, a.StartAfterUngate}
-			sum := 0.0
-			for _, p := range parts {
-				if p == nil || p.Count != 1 || p.Max < 0 {
-					t.Fatalf("start after fit's parts %+v, %+v, %+v: want each of the one job, none negative", a.AdmitAfterFit, a.Ungate, a.StartAfterUngate)
+				if by == workload.AdmitBySuspend {
+					jobs, err := cs.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+					if err != nil {
+						return err
+					}
+					if len(jobs.Items) != 1 || !ptr.Deref(jobs.Items[0].Spec.Suspend, false) {
+						return fmt.Errorf("%d Jobs, want 1 suspended", len(jobs.Items))
+					}
+					return nil
 				}
-				sum += p.Max
+				if gated != 3 {
+					return fmt.Errorf("%d of %d pods gated by kube-scheduler", gated, len(pods.Items))
+				}
+				return nil
+			})
+			if err := cs.CoreV1().Pods(fill).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+				t.Fatal(err)
 			}
-			if math.Abs(sum-f.Max) > 0.01 || a.UngateWorkers != 2 {
-				t.Errorf("start after fit %.3fs, its parts add up to %.3fs, %d ungate workers; want the same, 2", f.Max, sum, a.UngateWorkers)
+			res := trained()
+			if a := res.Admission; a == nil || a.By != by || a.JobsAdmitted != 1 || a.GateRemovalErrors != 0 || res.JobsStarted != 1 || res.Outcome != runs.AllStarted {
+				t.Errorf("admission %+v, %d jobs started, outcome %q; want 1 admitted by %s, none failed, 1 started, %q", a, res.JobsStarted, res.Outcome, by, runs.AllStarted)
 			}
-		}
-		unload(t)
-	})
+			// Counted from the fill's pods gone, not from the job's creation.
+			if f := res.StartAfterFit; f == nil || f.Count != 1 || f.Max <= 0 || f.Max >= res.StartLatency.Max || len(res.JobsStartedAt) != 1 {
+				t.Errorf("start after fit %+v (start latency %+v), started at %v; want one job, after its GPUs were free and sooner than from its creation", f, res.StartLatency, res.JobsStartedAt)
+			}
+			// Its parts: admission, the gates' removal (the Job's
+			// unsuspending), the rest; they add up.
+			if a, f := res.Admission, res.StartAfterFit; a != nil && f != nil {
+				sum := 0.0
+				for _, p := range []*workload.Percentiles{a.AdmitAfterFit, a.Ungate, a.StartAfterUngate} {
+					if p == nil || p.Count != 1 || p.Max < 0 {
+						t.Fatalf("start after fit's parts %+v, %+v, %+v: want each of the one job, none negative", a.AdmitAfterFit, a.Ungate, a.StartAfterUngate)
+					}
+					sum += p.Max
+				}
+				if math.Abs(sum-f.Max) > 0.01 {
+					t.Errorf("start after fit %.3fs, its parts add up to %.3fs; want the same", f.Max, sum)
+				}
+				if by == workload.AdmitByGate && a.UngateWorkers != 2 {
+					t.Errorf("%d ungate workers recorded; want 2", a.UngateWorkers)
+				}
+			}
+			unload(t)
+		})
+	}
 
 	t.Run("ab default vs gang from one saved state", func(t *testing.T) {
 		if r := gf("save", "gang-e2e"); r.code != 0 {

@@ -156,10 +156,11 @@ active and back-off queues, and admits the jobs in order, each once the
 fleet's free GPUs (its fake nodes' allocatable GPUs, less those bound pods
 of anything else hold, less every admitted job's whole request) cover it,
 by removing the gate from its pods, --ungate-workers PATCHes at once (8,
-as Kueue's pod-group integration does; 1 sends them one at a time), as a
-quota-based admission layer such as Kueue does with pods it gates (Kueue
-admits a batch Job by unsuspending it instead); a job that does not fit holds back
-the ones after it (strict FIFO). A job waiting there is never tried by the
+as Kueue's pod-group integration does; 1 sends them one at a time). With
+--admit-by suspend it creates each Job suspended instead, so that no pod
+of it exists until admission unsuspends it and the Job controller creates
+them, as Kueue admits a batch Job. A job that does not fit holds back the
+ones after it (strict FIFO). A job waiting there is never tried by the
 scheduler, where a gang that cannot fit is retried whenever the scheduler
 is idle (experiment F, twenty-fifth part). Jobs not admitted when the run
 ends stay held until unloaded. Not with --restart job, nor on a fleet whose
@@ -168,15 +169,17 @@ GPUs are DRA devices.
 Gang-scheduled and admitted runs follow the fleet's free GPUs with a watch
 of every pod, and record for each job that started the time from free GPUs
 rising to cover it (a fleet-wide sum, not a placement) to it running whole
-(startAfterFit); admitted runs split it into the wait for admission, the
-gates' removal and the rest (admission.admitAfterFit, .ungate,
-.startAfterUngate).`,
+(startAfterFit); admitted runs split each job's into the wait for
+admission, the gates' removal (or the Job's unsuspending) and the rest
+(admission.admitAfterFit, .ungate, .startAfterUngate, which add up per
+job, not at their percentiles).`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
   ghostfleet train --jobs 150 --pods-per-job 8 --topology rack   # on a fleet up with --profile gang
   ghostfleet train --jobs 150 --pods-per-job 8 --admission quota   # jobs that do not fit wait out of the scheduler's queue
   ghostfleet train --jobs 150 --pods-per-job 8 --admission quota --ungate-workers 1   # each admitted job's gates removed one at a time
+  ghostfleet train --jobs 150 --pods-per-job 8 --admission quota --admit-by suspend   # Jobs created suspended, unsuspended on admission
   ghostfleet train --jobs 120 --hold 3m &   # then: ghostfleet fault gpu-xid --nodes 50 --seed 1 --fail-pods
   ghostfleet train --jobs 120 --hold 3m --restart job &   # the same, each broken job restarting whole
   ghostfleet train --jobs 120 --hold 3m --restart job --trace-apiserver 30s &   # and where its requests waited, from a trace
@@ -192,6 +195,7 @@ gates' removal and the rest (admission.admitAfterFit, .ungate,
 	fs.StringVar(&o.Claim, "claim", "", "how pods ask for GPUs: "+strings.Join(workload.ClaimModes, ", ")+" (as load --claim; default: as the fleet offers them)")
 	fs.StringVar(&o.GangMode, "gang", o.GangMode, "gang-schedule each job (a PodGroup with minCount = --pods-per-job): "+strings.Join(runs.GangModes, ", ")+"; auto is on when the fleet's profile turns gang scheduling on (--profile gang, NAME+gang), on refuses a fleet without it")
 	fs.StringVar(&o.Admission, "admission", workload.AdmissionNone, "how jobs reach kube-scheduler: "+strings.Join(workload.AdmissionModes, ", ")+" (quota holds each job's pods behind the scheduling gate "+workload.AdmissionGate+" until the fleet's free GPUs cover the whole job, in order)")
+	fs.StringVar(&o.AdmitBy, "admit-by", "", "with --admission quota, how a job is held back: "+strings.Join(workload.AdmitByModes, ", ")+" (default "+workload.AdmitByGate+": its pods gated; "+workload.AdmitBySuspend+": its Job suspended, no pod created until admitted)")
 	fs.IntVar(&o.UngateWorkers, "ungate-workers", 0, fmt.Sprintf("with --admission quota, gate removals in flight at once (0: %d, as Kueue; 1: one PATCH at a time; at most %d)", workload.DefaultUngateWorkers, workload.MaxUngateWorkers))
 	fs.StringVar(&o.Within, "topology", "", "with gang scheduling, keep each job's pods within one "+strings.Join(runs.Topologies, " or ")+" of nodes (node label "+fleet.LabelRack+" or "+fleet.LabelBlock+"; default: anywhere)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long")
@@ -205,6 +209,7 @@ gates' removal and the rest (admission.admitAfterFit, .ungate,
 	fs.StringVar(&o.writeWorkload, "write-workload", "", "also write this run's jobs as a workload `FILE` (every job arriving at 0s) for ghostfleet ab")
 	_ = cmd.RegisterFlagCompletionFunc("gang", fixed(runs.GangModes...))
 	_ = cmd.RegisterFlagCompletionFunc("admission", fixed(workload.AdmissionModes...))
+	_ = cmd.RegisterFlagCompletionFunc("admit-by", fixed(workload.AdmitByModes...))
 	_ = cmd.RegisterFlagCompletionFunc("topology", fixed(runs.Topologies...))
 	_ = cmd.RegisterFlagCompletionFunc("restart", fixed(workload.RestartModes...))
 	return cmd
@@ -242,9 +247,17 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		fmt.Fprintf(w, "  from free GPUs covering one more job to it running whole: p50 %.2fs  p99 %.2fs  max %.2fs (%d jobs)\n", f.P50, f.P99, f.Max, f.Count)
 	}
 	if a := r.Admission; a != nil {
-		fmt.Fprintf(w, "  admission %s: %d jobs admitted, %d still held behind the gate; gate removals failed %d, pods of admitted jobs left gated %d (%d removals at once)\n", a.Mode, a.JobsAdmitted, a.JobsHeld, a.GateRemovalErrors, a.LeftGated, a.UngateWorkers)
+		if a.By == workload.AdmitBySuspend {
+			fmt.Fprintf(w, "  admission %s by suspend: %d jobs admitted, %d still suspended; unsuspendings failed %d, admitted jobs left suspended %d\n", a.Mode, a.JobsAdmitted, a.JobsHeld, a.GateRemovalErrors, a.LeftSuspended)
+		} else {
+			fmt.Fprintf(w, "  admission %s: %d jobs admitted, %d still held behind the gate; gate removals failed %d, pods of admitted jobs left gated %d (%d removals at once)\n", a.Mode, a.JobsAdmitted, a.JobsHeld, a.GateRemovalErrors, a.LeftGated, a.UngateWorkers)
+		}
 		if f, g, s := a.AdmitAfterFit, a.Ungate, a.StartAfterUngate; f != nil && f.Count > 0 && g != nil && s != nil {
-			fmt.Fprintf(w, "  its parts (medians): to admission %.2fs, removing the gates %.2fs, then to running whole %.2fs (%d jobs)\n", f.P50, g.P50, s.P50, f.Count)
+			release := "removing the gates"
+			if a.By == workload.AdmitBySuspend {
+				release = "unsuspending the Job"
+			}
+			fmt.Fprintf(w, "  its parts' medians (each job's add up): to admission %.2fs, %s %.2fs, then to running whole %.2fs (%d jobs)\n", f.P50, release, g.P50, s.P50, f.Count)
 		}
 		if a.WatchError != "" {
 			fmt.Fprintf(w, "  admission stopped early: the pods watch ended: %s\n", a.WatchError)
