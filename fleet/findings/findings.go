@@ -24,7 +24,8 @@
 // seconds over several kinds of call), and scale it (scale: 1000 for
 // milliseconds). A row with counted: true reads an entry missing from a
 // count by kind as 0 (verdict.activeQueueIncoming.BackoffComplete, where
-// no pod was counted so).
+// no pod was counted so; scheduler.train.attempts.unschedulable.count,
+// where no attempt failed).
 // A run may name a part of its file after a # (bench.json#trials.2: one
 // round of a benchmark), which the rows' paths then start from.
 // Each row shows every run's value, the median (and, with mean: true, the
@@ -318,13 +319,18 @@ func Lookup(doc any, p string) (float64, error) {
 
 // lookupCount is Lookup for an entry of a count by kind that leaves out
 // the kinds with none: 0 when the entry, a plain key, is missing from an
-// object that is there.
+// object that is there below the top; the entry is the path's last key
+// (a count of numbers: in.Backoff) or the one before it (a count of
+// objects, one of whose fields is read: attempts.unschedulable.count).
 func lookupCount(doc any, p string) (float64, error) {
-	i := strings.LastIndex(p, ".")
-	if key := p[i+1:]; i >= 0 && !selRE.MatchString(key) {
-		parent, err := walk(doc, p[:i])
+	parts := strings.Split(p, ".")
+	for n := len(parts) - 1; n >= max(len(parts)-2, 1); n-- {
+		if selRE.MatchString(parts[n]) {
+			continue
+		}
+		parent, err := walk(doc, strings.Join(parts[:n], "."))
 		if m, ok := parent.(map[string]any); err == nil && ok {
-			if _, ok := m[key]; !ok {
+			if _, ok := m[parts[n]]; !ok {
 				return 0, nil
 			}
 		}

@@ -74,6 +74,18 @@ func TestRowCounted(t *testing.T) {
 	if _, err := (Row{Path: "in.Pop", Per: "in.Backoff", Counted: true}).value(doc); err == nil {
 		t.Error("a divisor left out was read as 0 (counted is for the figure, not its divisor)")
 	}
+	// A count of objects, one field of each read: an entry left out is
+	// 0, a count that is not there errs.
+	_ = json.Unmarshal([]byte(`{"attempts":{"scheduled":{"count":200}}}`), &doc)
+	if got, err := (Row{Path: "attempts.unschedulable.count", Counted: true}).value(doc); err != nil || got != 0 {
+		t.Errorf("an entry object left out: %v %v, want 0", got, err)
+	}
+	if got, err := (Row{Path: "attempts.scheduled.count", Counted: true}).value(doc); err != nil || got != 200 {
+		t.Errorf("an entry object there: %v %v, want 200", got, err)
+	}
+	if _, err := (Row{Path: "tries.unschedulable.count", Counted: true}).value(doc); err == nil {
+		t.Error("an entry of a count that is not there read without an error")
+	}
 }
 
 // A row with plus adds those figures, with minus takes them, before
