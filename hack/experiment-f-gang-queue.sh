@@ -42,7 +42,7 @@
 #   FILL=900 STREAM=450 WAIT=60 ARMS="gang20 pending2000" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=450 WAIT=60 RELEASE=1 ARMS="gang20 admit20" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3w1 admit3w8" hack/experiment-f-gang-queue.sh 5
-#   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3w8 admit3s" hack/experiment-f-gang-queue.sh 5
+#   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3w8 admit3s" hack/experiment-f-gang-queue.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -55,9 +55,10 @@ gang=$((nodes - fill))
 profile=${PROFILE:-gang}
 release=${RELEASE:-0}
 read -ra arms <<<"${ARMS:-control gang}"
-[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named (allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, pendingN with N ≥ 1 pods)" >&2; exit 2; }
+allowed="(allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, pendingN with N ≥ 1 pods)"
+[ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named $allowed" >&2; exit 2; }
 for a in "${arms[@]}"; do
-	[[ $a =~ ^(control|gang|admit|(gang|admit|pending)[1-9][0-9]*|admit[1-9][0-9]*(w([1-9]|[1-5][0-9]|6[0-4])|s))$ ]] || { echo "ARMS: unknown arm \"$a\" (allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, pendingN with N ≥ 1 pods)" >&2; exit 2; }
+	[[ $a =~ ^(control|gang|admit|(gang|admit|pending)[1-9][0-9]*|admit[1-9][0-9]*(w([1-9]|[1-5][0-9]|6[0-4])|s))$ ]] || { echo "ARMS: unknown arm \"$a\" $allowed" >&2; exit 2; }
 done
 . hack/lib.sh
 gf_build
@@ -144,15 +145,21 @@ arm() {
 		# The Job controller creates pods at its client's QPS: the stream
 		# starts once every gang's pods exist (and so every gang is tried);
 		# a suspended Job has none until admitted (here, none is).
-		waiting=$((jobs * gang))
-		[[ $1 == admit*s ]] && waiting=0
-		await pending -ge "$waiting" "the gangs' pods"
-		echo "== $1: all $waiting of the gangs' pods exist and wait"
+		if [[ $1 == admit*s ]]; then
+			echo "== $1: the $jobs Jobs wait suspended, with no pod"
+			waiting=0
+		else
+			waiting=$((jobs * gang))
+			await pending -ge "$waiting" "the gangs' pods"
+			echo "== $1: all $waiting of the gangs' pods exist and wait"
+		fi
 		if [ "$release" = 1 ]; then
 			sleep "$wait_s"
-			local running
+			local running pending
 			running=$(count running)
 			[ "${running:-0}" -eq $((fill + 1)) ] || { echo "== ${running:-an unknown number of} pods run after ${wait_s}s, not the fill's $((fill + 1)): stopping"; exit 1; }
+			pending=$(count pending)
+			[ "${pending:--1}" -eq "$waiting" ] || { echo "== ${pending:-an unknown number of} pods wait after ${wait_s}s, not the gangs' $waiting: stopping"; exit 1; }
 		fi
 	else
 		echo "== control: ${wait_s}s with nothing waiting"

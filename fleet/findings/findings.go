@@ -320,8 +320,9 @@ func Lookup(doc any, p string) (float64, error) {
 // lookupCount is Lookup for an entry of a count by kind that leaves out
 // the kinds with none: 0 when the entry, a plain key, is missing from an
 // object that is there below the top; the entry is the path's last key
-// (a count of numbers: in.Backoff) or the one before it (a count of
-// objects, one of whose fields is read: attempts.unschedulable.count).
+// (a count of numbers: in.Backoff) or the one before it in a count of
+// objects, every entry an object, one of whose fields is read
+// (attempts.unschedulable.count).
 func lookupCount(doc any, p string) (float64, error) {
 	parts := strings.Split(p, ".")
 	for n := len(parts) - 1; n >= max(len(parts)-2, 1); n-- {
@@ -329,13 +330,25 @@ func lookupCount(doc any, p string) (float64, error) {
 			continue
 		}
 		parent, err := walk(doc, strings.Join(parts[:n], "."))
-		if m, ok := parent.(map[string]any); err == nil && ok {
-			if _, ok := m[parts[n]]; !ok {
-				return 0, nil
-			}
+		m, ok := parent.(map[string]any)
+		if err != nil || !ok {
+			continue
+		}
+		if _, there := m[parts[n]]; !there && (n == len(parts)-1 || allObjects(m)) {
+			return 0, nil
 		}
 	}
 	return Lookup(doc, p)
+}
+
+// allObjects says every value of m is an object (and there is one).
+func allObjects(m map[string]any) bool {
+	for _, v := range m {
+		if _, ok := v.(map[string]any); !ok {
+			return false
+		}
+	}
+	return len(m) > 0
 }
 
 // walk follows path through a decoded JSON document.

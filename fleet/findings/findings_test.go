@@ -86,6 +86,12 @@ func TestRowCounted(t *testing.T) {
 	if _, err := (Row{Path: "tries.unschedulable.count", Counted: true}).value(doc); err == nil {
 		t.Error("an entry of a count that is not there read without an error")
 	}
+	// A count of numbers that is not there (its object has numbers too)
+	// is not an entry left out.
+	_ = json.Unmarshal([]byte(`{"verdict":{"maxPending":3}}`), &doc)
+	if _, err := (Row{Path: "verdict.activeQueueIncoming.BackoffComplete", Counted: true}).value(doc); err == nil {
+		t.Error("a count left out of its object read as 0")
+	}
 }
 
 // A row with plus adds those figures, with minus takes them, before

@@ -59,9 +59,9 @@ type AdmissionResult struct {
 	Mode string `json:"mode"`
 	// By is how jobs were held back: AdmitByGate or AdmitBySuspend.
 	By string `json:"by"`
-	// JobsAdmitted are the jobs whose pods' gates it removed, JobsHeld
-	// the run's other jobs, still held when it ended; they stay held
-	// (their pods gated) until deleted.
+	// JobsAdmitted are the jobs it released (their pods' gates removed,
+	// or their Jobs unsuspended), JobsHeld the run's other jobs, still
+	// held when it ended; they stay held until deleted.
 	JobsAdmitted int `json:"jobsAdmitted"`
 	JobsHeld     int `json:"jobsHeld"`
 	// LeftGated are pods of admitted jobs still gated at the end: the
@@ -69,7 +69,7 @@ type AdmissionResult struct {
 	// LeftSuspended are admitted Jobs still suspended at the end (their
 	// unsuspending failed).
 	LeftGated     int `json:"leftGated"`
-	LeftSuspended int `json:"leftSuspended,omitempty"`
+	LeftSuspended int `json:"leftSuspended"`
 	// GateRemovalErrors are gate removals (or, by suspend, unsuspendings)
 	// the apiserver refused or failed; each was tried again on the next
 	// pass.
@@ -123,8 +123,8 @@ var (
 // each admitted job counts its whole request from admission instead,
 // bound or not, as Kueue counts an admitted workload's quota, and never
 // gives it back (train's jobs run until deleted). It sends nothing but
-// the gate removals; one that fails is counted and tried again on the
-// next pass. Either way it keeps the moments free GPUs rose to cover one
+// the gate removals (or unsuspendings); one that fails is counted and
+// tried again on the next pass. Either way it keeps the moments free GPUs rose to cover one
 // more job (fits), for TrainResult.StartAfterFit.
 type admitter struct {
 	cs      kubernetes.Interface
@@ -152,8 +152,10 @@ type admitter struct {
 	// suspended the admitted jobs whose Jobs are still to unsuspend.
 	gated     map[string]map[types.UID]string
 	suspended map[string]bool
-	warned    map[string]bool // by the name of what failed
-	errors    int
+	// warned are the pods and Jobs a failed release was warned of, by
+	// name (a pod's is its Job's and more, so never a Job's).
+	warned map[string]bool
+	errors int
 	// fits are the moments free GPUs rose to cover one more job than
 	// before (the first at the start, if they covered one then); jobs
 	// counts how many they covered.
@@ -402,22 +404,22 @@ func (a *admitter) pass(ctx context.Context, admit bool) {
 	a.noteFree(now)
 	// Job by job in admission order, each job's pods by name: a job's
 	// gang is whole as soon as its own removals are done.
-	var ungate []release
+	var ungate []held
 	for _, job := range a.order[:len(a.admitted)] {
 		if a.suspended[job] {
-			ungate = append(ungate, release{job: job, name: job})
+			ungate = append(ungate, held{job: job, name: job})
 		}
 		from := len(ungate)
 		for uid, name := range a.gated[job] {
-			ungate = append(ungate, release{job, uid, name})
+			ungate = append(ungate, held{job, uid, name})
 		}
-		slices.SortFunc(ungate[from:], func(x, y release) int { return strings.Compare(x.name, y.name) })
+		slices.SortFunc(ungate[from:], func(x, y held) int { return strings.Compare(x.name, y.name) })
 	}
 	a.mu.Unlock()
 	if n > 0 {
 		a.report(progress.Event{Kind: progress.Info, Message: fmt.Sprintf("admitted %s", strings.Join(waiting[:n], ", "))})
 	}
-	next := make(chan release)
+	next := make(chan held)
 	var wg sync.WaitGroup
 	for range min(a.workers, len(ungate)) {
 		wg.Go(func() {
@@ -438,16 +440,16 @@ send:
 	wg.Wait()
 }
 
-// release is what holds an admitted job back: the gate of its pod name
+// held is what holds an admitted job back: the gate of its pod name
 // (uid), or, with no uid, its suspended Job name.
-type release struct {
+type held struct {
 	job  string
 	uid  types.UID
 	name string
 }
 
 // release removes what r holds back.
-func (a *admitter) release(ctx context.Context, r release) {
+func (a *admitter) release(ctx context.Context, r held) {
 	var err error
 	what := "removing the gate of pod " + r.name
 	if r.uid == "" {

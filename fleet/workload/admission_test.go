@@ -413,8 +413,10 @@ func suspendedJob(ns, name string) *batchv1.Job {
 		Spec: batchv1.JobSpec{Suspend: ptr.To(true)}}
 }
 
-// By suspend, admission unsuspends the Job of the job that fits and
-// leaves the one behind it suspended; no pod exists to ungate.
+// By suspend, admission unsuspends the Jobs of the jobs that fit and
+// leaves the one behind them suspended; no pod exists to ungate. An
+// unsuspending the apiserver refuses is counted, warned of once and
+// tried again; a Job already gone counts as done.
 func TestAdmitterUnsuspends(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -422,12 +424,29 @@ func TestAdmitterUnsuspends(t *testing.T) {
 	cs := fake.NewClientset(suspendedJob(ns, "a"), suspendedJob(ns, "b"))
 	w := watch.NewFake()
 	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
-	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, true, AdmitBySuspend, 1, progress.Discard)
+	refused := 0
+	cs.PrependReactor("patch", "jobs", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.(k8stesting.PatchAction).GetName() == "a" && refused < 2 {
+			refused++
+			return true, nil, apierrors.NewInternalError(fmt.Errorf("etcd is slow"))
+		}
+		return false, nil, nil
+	})
+	var mu sync.Mutex
+	var warnings []string
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 32, 16, true, AdmitBySuspend, 1, func(e progress.Event) {
+		if e.Kind == progress.Warn {
+			mu.Lock()
+			warnings = append(warnings, e.Message)
+			mu.Unlock()
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	adm.add("a")
-	adm.add("b")
+	for _, job := range []string{"gone", "a", "b"} {
+		adm.add(job)
+	}
 	suspended := func(name string) bool {
 		j, err := cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -441,8 +460,11 @@ func TestAdmitterUnsuspends(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond) // more than a pass's tick
 	end := stop()
 	r := end.AdmissionResult
-	if suspended("a") || !suspended("b") || r.By != AdmitBySuspend || r.JobsAdmitted != 1 || r.JobsHeld != 1 || r.LeftSuspended != 0 || r.GateRemovalErrors != 0 {
-		t.Errorf("a suspended %v, b suspended %v, admission %+v; want a unsuspended, b still suspended, 1 admitted by suspend, 1 held", suspended("a"), suspended("b"), r)
+	mu.Lock()
+	defer mu.Unlock()
+	if suspended("a") || !suspended("b") || r.By != AdmitBySuspend || r.JobsAdmitted != 2 || r.JobsHeld != 1 || r.LeftSuspended != 0 || r.GateRemovalErrors != 2 || len(warnings) != 1 {
+		t.Errorf("a suspended %v, b suspended %v, admission %+v, warnings %q; want a unsuspended after 2 refusals warned of once, the gone Job done, b still suspended",
+			suspended("a"), suspended("b"), r, warnings)
 	}
 	if admitted, unsuspended := end.times.admitted("a", time.Now()); admitted.IsZero() || unsuspended.Before(admitted) {
 		t.Errorf("job a admitted at %v, unsuspended at %v; want both, in that order", admitted, unsuspended)

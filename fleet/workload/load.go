@@ -581,6 +581,10 @@ type waitOptions struct {
 	Unschedulable time.Duration
 	Report        progress.Func
 	CreateDone    func() // closes the creation step once every pod exists
+	// Deferred says pods appear only as their jobs are admitted
+	// (suspended Jobs): the creation step closes as the wait starts, so
+	// that a stall counts from then.
+	Deferred bool
 }
 
 type waitOutcome struct {
@@ -621,7 +625,7 @@ func waitRunning(ctx context.Context, tracker *Tracker, o waitOptions) waitOutco
 		if n := c.Scheduled + c.Running; n != lastCount {
 			lastProgress, lastCount = time.Now(), n
 		}
-		if w.CreatedAt.IsZero() && c.Seen >= o.Expect {
+		if w.CreatedAt.IsZero() && (c.Seen >= o.Expect || o.Deferred) {
 			w.CreatedAt = time.Now()
 			o.Report(progress.Event{Kind: progress.Update, Step: "create", Done: c.Seen, Total: o.Total})
 			o.CreateDone()

@@ -160,7 +160,7 @@ func (o *TrainOptions) Check() error {
 	case o.UngateWorkers < 0 || o.UngateWorkers > MaxUngateWorkers:
 		return fmt.Errorf("--ungate-workers %d is out of range: allowed are 0 (the default, %d) to %d", o.UngateWorkers, DefaultUngateWorkers, MaxUngateWorkers)
 	case o.UngateWorkers > 0 && (o.Admission != AdmissionQuota || o.AdmitBy == AdmitBySuspend):
-		return fmt.Errorf("--ungate-workers %d sets how quota admission removes gates: set --admission quota (and not --admit-by suspend) too", o.UngateWorkers)
+		return fmt.Errorf("--ungate-workers %d sets how quota admission removes gates: set --admission quota too, by gate (--admit-by suspend removes none)", o.UngateWorkers)
 	}
 	for _, t := range []struct {
 		what string
@@ -385,7 +385,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	}
 	w := waitRunning(ctx, tracker, waitOptions{
 		Expect: (opts.Jobs - res.JobsNotCreated) * opts.PodsPerJob, Total: opts.Jobs * opts.PodsPerJob,
-		Timeout: opts.Timeout, Stall: opts.Stall, Report: opts.Report, CreateDone: createDone,
+		Timeout: opts.Timeout, Stall: opts.Stall, Report: opts.Report, CreateDone: createDone, Deferred: job.Suspended,
 	})
 	res.DurationSeconds = w.End.Sub(start).Seconds()
 	rec.Phases = []record.Phase{{Name: "train", Start: start.UTC(), End: w.End.UTC()}}

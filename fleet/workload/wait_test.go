@@ -36,6 +36,7 @@ func TestWaitRunningOutcomes(t *testing.T) {
 		{"all running", context.Background(), []*corev1.Pod{running}, "completed", true},
 		{"timed out", context.Background(), nil, "timed out", false},
 		{"interrupted", cancelled, nil, "interrupted", false},
+		{"stalled with pods not yet made", context.Background(), nil, "stalled", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +45,14 @@ func TestWaitRunningOutcomes(t *testing.T) {
 				tr.observe(p, false)
 			}
 			createDone := 0
-			w := waitRunning(tt.ctx, tr, waitOptions{Expect: 1, Total: 1, Timeout: 300 * time.Millisecond,
+			// Pods made only as their jobs are admitted: the stall counts
+			// from the wait's start (not from every pod existing).
+			deferred := tt.want == "stalled"
+			var stall time.Duration
+			if deferred {
+				stall = 100 * time.Millisecond
+			}
+			w := waitRunning(tt.ctx, tr, waitOptions{Expect: 1, Total: 1, Timeout: 300 * time.Millisecond, Stall: stall, Deferred: deferred,
 				Report: progress.Discard, CreateDone: func() { createDone++ }})
 			if got := w.outcome("completed"); got != tt.want {
 				t.Errorf("outcome %q, want %q", got, tt.want)

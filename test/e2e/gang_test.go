@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -248,7 +249,13 @@ func TestGangAndAB(t *testing.T) {
 					if len(jobs.Items) != 1 || !ptr.Deref(jobs.Items[0].Spec.Suspend, false) {
 						return fmt.Errorf("%d Jobs, want 1 suspended", len(jobs.Items))
 					}
-					return nil
+					// The Job controller's own word that it made no pod.
+					for _, c := range jobs.Items[0].Status.Conditions {
+						if c.Type == batchv1.JobSuspended && c.Status == corev1.ConditionTrue {
+							return nil
+						}
+					}
+					return fmt.Errorf("Job %s not yet Suspended by the Job controller", jobs.Items[0].Name)
 				}
 				if gated != 3 {
 					return fmt.Errorf("%d of %d pods gated by kube-scheduler", gated, len(pods.Items))
