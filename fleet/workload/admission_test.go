@@ -46,6 +46,26 @@ func TestAdmissible(t *testing.T) {
 	}
 }
 
+// warnings collects the warnings an admitter reports.
+type warnings struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (w *warnings) report(e progress.Event) {
+	if e.Kind == progress.Warn {
+		w.mu.Lock()
+		w.got = append(w.got, e.Message)
+		w.mu.Unlock()
+	}
+}
+
+func (w *warnings) list() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.got)
+}
+
 // gatedPod is pod i of job in ns, gated as CreateTrainJob's pods are.
 func gatedPod(ns, job string, i, gpus int) *corev1.Pod {
 	p := &corev1.Pod{
@@ -309,15 +329,8 @@ func TestAdmitterOtherRunsAndErrors(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	var mu sync.Mutex
-	var warnings []string
-	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, true, AdmitByGate, 1, func(e progress.Event) {
-		if e.Kind == progress.Warn {
-			mu.Lock()
-			warnings = append(warnings, e.Message)
-			mu.Unlock()
-		}
-	})
+	var warned warnings
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 16, 16, true, AdmitByGate, 1, warned.report)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,10 +351,8 @@ func TestAdmitterOtherRunsAndErrors(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	end := stop()
-	mu.Lock()
-	defer mu.Unlock()
-	if r := end.AdmissionResult; r.JobsAdmitted != 1 || r.GateRemovalErrors != 3 || r.LeftGated != 0 || len(warnings) != 1 {
-		t.Errorf("admission %+v, warnings %q; want 1 admitted, 3 refused removals of a-1 warned of once, none left gated", r, warnings)
+	if r, got := end.AdmissionResult, warned.list(); r.JobsAdmitted != 1 || r.GateRemovalErrors != 3 || r.LeftGated != 0 || len(got) != 1 {
+		t.Errorf("admission %+v, warnings %q; want 1 admitted, 3 refused removals of a-1 warned of once, none left gated", r, got)
 	}
 }
 
@@ -432,15 +443,8 @@ func TestAdmitterUnsuspends(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	var mu sync.Mutex
-	var warnings []string
-	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 32, 16, true, AdmitBySuspend, 1, func(e progress.Event) {
-		if e.Kind == progress.Warn {
-			mu.Lock()
-			warnings = append(warnings, e.Message)
-			mu.Unlock()
-		}
-	})
+	var warned warnings
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 32, 16, true, AdmitBySuspend, 1, warned.report)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,12 +463,10 @@ func TestAdmitterUnsuspends(t *testing.T) {
 	}
 	time.Sleep(1500 * time.Millisecond) // more than a pass's tick
 	end := stop()
-	r := end.AdmissionResult
-	mu.Lock()
-	defer mu.Unlock()
-	if suspended("a") || !suspended("b") || r.By != AdmitBySuspend || r.JobsAdmitted != 2 || r.JobsHeld != 1 || r.LeftSuspended != 0 || r.GateRemovalErrors != 2 || len(warnings) != 1 {
+	r, got := end.AdmissionResult, warned.list()
+	if suspended("a") || !suspended("b") || r.By != AdmitBySuspend || r.JobsAdmitted != 2 || r.JobsHeld != 1 || r.LeftSuspended != 0 || r.GateRemovalErrors != 2 || len(got) != 1 {
 		t.Errorf("a suspended %v, b suspended %v, admission %+v, warnings %q; want a unsuspended after 2 refusals warned of once, the gone Job done, b still suspended",
-			suspended("a"), suspended("b"), r, warnings)
+			suspended("a"), suspended("b"), r, got)
 	}
 	if admitted, unsuspended := end.times.admitted("a", time.Now()); admitted.IsZero() || unsuspended.Before(admitted) {
 		t.Errorf("job a admitted at %v, unsuspended at %v; want both, in that order", admitted, unsuspended)
