@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -141,8 +140,10 @@ type admitter struct {
 	// mine and others are the GPUs bound pods hold: the run's jobs'
 	// pods', and the rest's.
 	mine, others int64
-	order        []string        // the run's jobs, in creation order
-	admitted     map[string]bool // by job name
+	order        []string // the run's jobs, in creation order
+	// admitted are how many of order were admitted (the first ones:
+	// strict FIFO).
+	admitted int
 	// admittedAt is when each admitted job was admitted, ungatedAt when
 	// each removal of one of its pods' gates (or its unsuspending) was
 	// answered, in order.
@@ -214,7 +215,7 @@ func (t *admissionTimes) admitted(job string, started time.Time) (at, ungated ti
 // gated).
 func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID string, total, jobGPUs int64, gate bool, by string, workers int, report progress.Func) (a *admitter, stop func() admitterEnd, err error) {
 	a = &admitter{cs: cs, ns: ns, run: runID, total: total, jobGPUs: jobGPUs, gate: gate, suspend: by == AdmitBySuspend, workers: max(workers, 1), report: report,
-		pods: map[types.UID]admitPod{}, admitted: map[string]bool{}, gated: map[string]map[types.UID]string{}, suspended: map[string]bool{}, warned: map[string]bool{},
+		pods: map[types.UID]admitPod{}, gated: map[string]map[types.UID]string{}, suspended: map[string]bool{}, warned: map[string]bool{},
 		admittedAt: map[string]time.Time{}, ungatedAt: map[string][]time.Time{}, changed: make(chan struct{}, 1)}
 	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -282,18 +283,16 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		out := admitterEnd{AdmissionResult: AdmissionResult{Mode: AdmissionQuota, By: by, JobsAdmitted: len(a.admitted), JobsHeld: len(a.order) - len(a.admitted),
+		out := admitterEnd{AdmissionResult: AdmissionResult{Mode: AdmissionQuota, By: by, JobsAdmitted: a.admitted, JobsHeld: len(a.order) - a.admitted,
 			LeftSuspended: len(a.suspended), GateRemovalErrors: a.errors, UngateWorkers: a.workers}}
-		for job := range a.admitted {
+		for _, job := range a.order[:a.admitted] {
 			out.LeftGated += len(a.gated[job])
 		}
 		if a.watchErr != nil {
 			out.WatchError = a.watchErr.Error()
 		} else {
-			out.times = &admissionTimes{fits: slices.Clone(a.fits), admittedAt: maps.Clone(a.admittedAt), ungatedAt: maps.Clone(a.ungatedAt)}
-			for job, at := range out.times.ungatedAt {
-				out.times.ungatedAt[job] = slices.Clone(at)
-			}
+			// The admitter is done: what it kept is handed over.
+			out.times = &admissionTimes{fits: a.fits, admittedAt: a.admittedAt, ungatedAt: a.ungatedAt}
 		}
 		return out
 	}, nil
@@ -357,7 +356,7 @@ func (a *admitter) hold(p admitPod, sign int64) {
 // with mu held.
 func (a *admitter) free() int64 {
 	if a.gate {
-		return a.total - a.others - int64(len(a.admitted))*a.jobGPUs
+		return a.total - a.others - int64(a.admitted)*a.jobGPUs
 	}
 	return a.total - a.others - a.mine
 }
@@ -389,23 +388,23 @@ func hasGate(p *corev1.Pod, name string) bool {
 func (a *admitter) pass(ctx context.Context, admit bool) {
 	a.mu.Lock()
 	var n int
-	waiting := a.order[len(a.admitted):]
+	waiting := a.order[a.admitted:]
 	if admit && a.watchErr == nil {
 		n = admissible(a.free(), a.jobGPUs, len(waiting))
 	}
 	now := time.Now()
 	for _, job := range waiting[:n] {
-		a.admitted[job] = true
 		a.admittedAt[job] = now
 		if a.suspend {
 			a.suspended[job] = true
 		}
 	}
+	a.admitted += n
 	a.noteFree(now)
 	// Job by job in admission order, each job's pods by name: a job's
 	// gang is whole as soon as its own removals are done.
 	var ungate []held
-	for _, job := range a.order[:len(a.admitted)] {
+	for _, job := range a.order[:a.admitted] {
 		if a.suspended[job] {
 			ungate = append(ungate, held{job: job, name: job})
 		}

@@ -337,7 +337,7 @@ func TestAdmitterOtherRunsAndErrors(t *testing.T) {
 	adm.add("a")
 	time.Sleep(1500 * time.Millisecond) // more than a pass's tick
 	adm.mu.Lock()
-	early := len(adm.admitted)
+	early := adm.admitted
 	adm.mu.Unlock()
 	if early != 0 {
 		t.Errorf("job a admitted with another run's pod holding 8 of 16 GPUs")
