@@ -91,6 +91,19 @@ type AdmissionResult struct {
 	AdmitAfterFit    *Percentiles `json:"admitAfterFit,omitempty"`
 	Ungate           *Percentiles `json:"ungate,omitempty"`
 	StartAfterUngate *Percentiles `json:"startAfterUngate,omitempty"`
+	// StartAfterUngate in three parts, which add up to it per job, read
+	// from the run's pods watch for the pods that ran the job whole:
+	// PodsCreated, from the last gate removal (the unsuspending) to the
+	// watch having seen every one of them (0 when all existed before it,
+	// as gated pods do; by suspend, the Job controller's creating them);
+	// PodsBound, from then to the watch having seen them all bound (the
+	// scheduler's cycles and binds); PodsRunning, from then to the job
+	// running whole (kwok's start). Each end is a watch event's arrival,
+	// so a part holds the watch's delivery of its last event, not of
+	// its first.
+	PodsCreated *Percentiles `json:"podsCreated,omitempty"`
+	PodsBound   *Percentiles `json:"podsBound,omitempty"`
+	PodsRunning *Percentiles `json:"podsRunning,omitempty"`
 }
 
 // DefaultUngateWorkers are the gate removals in flight at once unless

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -223,6 +224,57 @@ func TestStartAfterFit(t *testing.T) {
 	}
 	if res, _ := trainAccounting(TrainResult{Jobs: 4, PodsPerJob: 1, GPUsPerPod: 8}, pods, created, at(20), nil); res.StartAfterFit != nil {
 		t.Errorf("start after fit %+v with free GPUs not followed; want none", res.StartAfterFit)
+	}
+}
+
+// The part after a job's last gate removal (or unsuspending) splits at
+// the watch's seeing every pod that ran the job whole created, then
+// bound; a pod that ran and ended before the start, and a replacement
+// after it, are of no part, and pods that existed before the removal
+// count from it.
+func TestStartAfterUngateParts(t *testing.T) {
+	at := secondsFrom(time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC))
+	for _, tt := range []struct {
+		name                    string
+		pods                    []PodTimes
+		created, bound, running float64
+	}{
+		{name: "by suspend: the Job controller creates the pods after it",
+			pods: []PodTimes{
+				{Seen: at(2), Scheduled: at(3.5), Running: at(4.5)},
+				{Seen: at(3), Scheduled: at(4), Running: at(5)},
+				{Seen: at(3.2), Scheduled: at(3.7), Running: at(3.8), Ended: at(4.2)}, // lost before the start
+				{Seen: at(7), Scheduled: at(7.5), Running: at(8)},                     // its replacement, after
+			},
+			created: 2, bound: 1, running: 1},
+		{name: "by gate: the pods existed before it",
+			pods: []PodTimes{
+				{Seen: at(0), Scheduled: at(0.9), Running: at(2)}, // its bind seen before the removal's answer
+				{Seen: at(0), Scheduled: at(1.4), Running: at(2.5)},
+			},
+			created: 0, bound: 0.4, running: 1.1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for i := range tt.pods {
+				tt.pods[i].Group, tt.pods[i].Created = "j", at(0)
+			}
+			times := &admissionTimes{fits: []time.Time{at(0)}, admittedAt: map[string]time.Time{"j": at(0.5)}, ungatedAt: map[string][]time.Time{"j": {at(1)}}}
+			res, _ := trainAccounting(TrainResult{Jobs: 1, PodsPerJob: 2, GPUsPerPod: 8, Admission: &AdmissionResult{}}, tt.pods, map[string]time.Time{"j": at(0)}, at(20), times)
+			a := res.Admission
+			if a.PodsCreated == nil || a.PodsBound == nil || a.PodsRunning == nil || a.StartAfterUngate == nil || a.PodsCreated.Count != 1 {
+				t.Fatalf("admission %+v; want the parts of one job", a)
+			}
+			got := []float64{a.PodsCreated.Max, a.PodsBound.Max, a.PodsRunning.Max}
+			for i, want := range []float64{tt.created, tt.bound, tt.running} {
+				if math.Abs(got[i]-want) > 1e-9 {
+					t.Errorf("parts created, bound, running %v; want %v, %v, %v", got, tt.created, tt.bound, tt.running)
+					break
+				}
+			}
+			if sum := got[0] + got[1] + got[2]; math.Abs(sum-a.StartAfterUngate.Max) > 1e-9 {
+				t.Errorf("parts add up to %gs; want startAfterUngate's %gs", sum, a.StartAfterUngate.Max)
+			}
+		})
 	}
 }
 

@@ -583,7 +583,8 @@ type waitOptions struct {
 	CreateDone    func() // closes the creation step once every pod exists
 	// Deferred says pods appear only as their jobs are admitted
 	// (suspended Jobs): the creation step closes as the wait starts, so
-	// that a stall counts from then.
+	// that a stall counts from then, without a count of pods (it created
+	// Jobs, and their pods are not yet made).
 	Deferred bool
 }
 
@@ -627,7 +628,9 @@ func waitRunning(ctx context.Context, tracker *Tracker, o waitOptions) waitOutco
 		}
 		if w.CreatedAt.IsZero() && (c.Seen >= o.Expect || o.Deferred) {
 			w.CreatedAt = time.Now()
-			o.Report(progress.Event{Kind: progress.Update, Step: "create", Done: c.Seen, Total: o.Total})
+			if !o.Deferred {
+				o.Report(progress.Event{Kind: progress.Update, Step: "create", Done: c.Seen, Total: o.Total})
+			}
 			o.CreateDone()
 			o.Report(progress.Event{Kind: progress.Start, Step: "run", Message: fmt.Sprintf("waiting for %d pods to be scheduled and running", o.Expect)})
 		}

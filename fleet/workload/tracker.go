@@ -17,6 +17,8 @@ import (
 //   - created: for a pod GhostFleet sent, just before the request left
 //     (client clock, ms); for any other pod, its creationTimestamp
 //     (apiserver clock, whole seconds), and createdBySend says which.
+//   - seen: when the watch (or the list before it) first delivered the
+//     pod (ms; a pod made by a controller has no finer creation time).
 //   - scheduled: when the watch first saw spec.nodeName set (ms; includes
 //     the watch's delivery lag).
 //   - watched: when the watch first saw the pod Running (ms). CL2 takes
@@ -26,21 +28,22 @@ import (
 //   - ended: when the watch first saw the pod Failed or Succeeded, being
 //     deleted (an eviction, a Job replacing it) or gone (ms).
 type podTimes struct {
-	created, scheduled, watched, ended time.Time
-	createdBySend                      bool
-	unschedulable, failed              bool
-	reason                             string // the scheduler's message when unschedulable
-	name, group, node                  string
+	created, seen, scheduled, watched, ended time.Time
+	createdBySend                            bool
+	unschedulable, failed                    bool
+	reason                                   string // the scheduler's message when unschedulable
+	name, group, node                        string
 }
 
 // PodTimes is one tracked pod: its UID and name, its group (the value of the
-// tracker's group label), node, and when it was created, bound, seen
-// running and seen ending (zero when not yet).
+// tracker's group label), node, and when it was created, first seen by
+// the watch (or the list before it), seen bound, seen running and seen
+// ending (zero when not yet).
 type PodTimes struct {
-	UID, Name                          string
-	Group                              string
-	Node                               string
-	Created, Scheduled, Running, Ended time.Time
+	UID, Name                                string
+	Group                                    string
+	Node                                     string
+	Created, Seen, Scheduled, Running, Ended time.Time
 }
 
 // Tracker follows a workload's pods through a watch and keeps only their
@@ -138,7 +141,7 @@ func (t *Tracker) observe(p *corev1.Pod, gone bool) {
 	defer t.mu.Unlock()
 	pt := t.pods[string(p.UID)]
 	if pt == nil {
-		pt = &podTimes{name: p.Name, group: p.Labels[t.groupLabel]}
+		pt = &podTimes{name: p.Name, group: p.Labels[t.groupLabel], seen: now}
 		if sent, ok := t.sent[p.Name]; ok && p.GenerateName == "" {
 			pt.created, pt.createdBySend = sent, true
 			delete(t.sent, p.Name)
@@ -281,7 +284,7 @@ func (t *Tracker) Pods() []PodTimes {
 	defer t.mu.Unlock()
 	out := make([]PodTimes, 0, len(t.pods))
 	for uid, pt := range t.pods {
-		out = append(out, PodTimes{UID: uid, Name: pt.name, Group: pt.group, Node: pt.node, Created: pt.created, Scheduled: pt.scheduled, Running: pt.watched, Ended: pt.ended})
+		out = append(out, PodTimes{UID: uid, Name: pt.name, Group: pt.group, Node: pt.node, Created: pt.created, Seen: pt.seen, Scheduled: pt.scheduled, Running: pt.watched, Ended: pt.ended})
 	}
 	return out
 }

@@ -513,7 +513,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 	byJob := byGroup(pods)
 	var partial []gpuEvent
 	var starts, afterFit, recoveries, teardowns, assemblies []time.Duration
-	var admitAfterFit, ungate, startAfterUngate []time.Duration
+	var admitAfterFit, ungate, startAfterUngate, podsCreated, podsBound, podsRunning []time.Duration
 	var fits []time.Time
 	if times != nil {
 		fits = times.fits
@@ -539,6 +539,10 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 				admitAfterFit = append(admitAfterFit, admitted.Sub(from))
 				ungate = append(ungate, ungated.Sub(admitted))
 				startAfterUngate = append(startAfterUngate, t.started.Sub(ungated))
+				created, bound := wholePodsSeen(jp, t.started, ungated)
+				podsCreated = append(podsCreated, created.Sub(ungated))
+				podsBound = append(podsBound, bound.Sub(created))
+				podsRunning = append(podsRunning, t.started.Sub(bound))
 			}
 		case t.runningAtEnd > 0:
 			res.JobsPartial++
@@ -599,12 +603,30 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 		res.StartAfterFit = new(Summarise(afterFit))
 		if a := res.Admission; a != nil {
 			a.AdmitAfterFit, a.Ungate, a.StartAfterUngate = new(Summarise(admitAfterFit)), new(Summarise(ungate)), new(Summarise(startAfterUngate))
+			a.PodsCreated, a.PodsBound, a.PodsRunning = new(Summarise(podsCreated)), new(Summarise(podsBound)), new(Summarise(podsRunning))
 		}
 	}
 	res.Recovery = Summarise(recoveries)
 	res.Teardown = Summarise(teardowns)
 	res.Assembly = Summarise(assemblies)
 	return res, spans
+}
+
+// wholePodsSeen is when the watch had seen every pod that ran a job
+// whole at started (those running then) created, and then bound, each
+// no earlier than from (the job's last gate removal or unsuspending):
+// pods that existed before it, as gated ones do, count from it. A pod is
+// seen bound no later than running, so from <= created <= bound <=
+// started.
+func wholePodsSeen(pods []PodTimes, started, from time.Time) (created, bound time.Time) {
+	created, bound = from, from
+	for _, p := range pods {
+		if p.Running.IsZero() || p.Running.After(started) || (!p.Ended.IsZero() && !p.Ended.After(started)) {
+			continue
+		}
+		created, bound = maxTime(created, p.Seen), maxTime(bound, p.Scheduled)
+	}
+	return created, maxTime(bound, created)
 }
 
 // gpuEvent is a change in GPUs (or pods) held, at a time.

@@ -52,13 +52,23 @@ func TestWaitRunningOutcomes(t *testing.T) {
 			if deferred {
 				stall = 100 * time.Millisecond
 			}
+			podCounts := 0 // the create step's counts of pods
+			report := func(e progress.Event) {
+				if e.Step == "create" && e.Kind == progress.Update {
+					podCounts++
+				}
+			}
 			w := waitRunning(tt.ctx, tr, waitOptions{Expect: 1, Total: 1, Timeout: 300 * time.Millisecond, Stall: stall, Deferred: deferred,
-				Report: progress.Discard, CreateDone: func() { createDone++ }})
+				Report: report, CreateDone: func() { createDone++ }})
 			if got := w.outcome("completed"); got != tt.want {
 				t.Errorf("outcome %q, want %q", got, tt.want)
 			}
 			if createDone != 1 {
 				t.Errorf("the create step was closed %d times, want once", createDone)
+			}
+			// Jobs created suspended have made no pod yet: no count.
+			if (podCounts == 0) != deferred {
+				t.Errorf("the create step counted pods %d times (jobs suspended: %v); want none only when they are", podCounts, deferred)
 			}
 			if w.CreatedAt.IsZero() == tt.created {
 				t.Errorf("CreatedAt %v", w.CreatedAt)

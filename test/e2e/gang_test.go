@@ -289,6 +289,22 @@ func TestGangAndAB(t *testing.T) {
 				if by == workload.AdmitByGate && a.UngateWorkers != 2 {
 					t.Errorf("%d ungate workers recorded; want 2", a.UngateWorkers)
 				}
+				// The last part's own: the pods seen created (gated ones
+				// existed before their gates came off; a suspended Job's
+				// are created after it is unsuspended), bound, running.
+				sum = 0
+				for _, p := range []*workload.Percentiles{a.PodsCreated, a.PodsBound, a.PodsRunning} {
+					if p == nil || p.Count != 1 || p.Max < 0 {
+						t.Fatalf("start after the release's parts %+v, %+v, %+v: want each of the one job, none negative", a.PodsCreated, a.PodsBound, a.PodsRunning)
+					}
+					sum += p.Max
+				}
+				if math.Abs(sum-a.StartAfterUngate.Max) > 0.01 {
+					t.Errorf("start after the release %.3fs, its parts add up to %.3fs; want the same", a.StartAfterUngate.Max, sum)
+				}
+				if created := a.PodsCreated.Max; (by == workload.AdmitByGate) != (created == 0) {
+					t.Errorf("by %s, the pods seen created %.3fs after the release; want 0 by gate (they existed), more by suspend", by, created)
+				}
 			}
 			unload(t)
 		})

@@ -172,7 +172,9 @@ rising to cover it (a fleet-wide sum, not a placement) to it running whole
 (startAfterFit); admitted runs split each job's into the wait for
 admission, the gates' removal (or the Job's unsuspending) and the rest
 (admission.admitAfterFit, .ungate, .startAfterUngate, which add up per
-job, not at their percentiles).`,
+job, not at their percentiles), and the rest again at the run's pods
+watch seeing the job's pods all created, then all bound (.podsCreated,
+.podsBound, .podsRunning).`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
@@ -258,6 +260,9 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 				release = "unsuspending the Job"
 			}
 			fmt.Fprintf(w, "  its parts' medians (each job's add up): to admission %.2fs, %s %.2fs, then to running whole %.2fs (%d jobs)\n", f.P50, release, g.P50, s.P50, f.Count)
+			if c, b, n := a.PodsCreated, a.PodsBound, a.PodsRunning; c != nil && b != nil && n != nil {
+				fmt.Fprintf(w, "  and that last part's: the pods seen created %.2fs, then bound %.2fs, then running %.2fs\n", c.P50, b.P50, n.P50)
+			}
 		}
 		if a.WatchError != "" {
 			fmt.Fprintf(w, "  admission stopped early: the pods watch ended: %s\n", a.WatchError)
