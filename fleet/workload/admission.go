@@ -98,9 +98,10 @@ type AdmissionResult struct {
 	// as gated pods do; by suspend, the Job controller's creating them);
 	// PodsBound, from then to the watch having seen them all bound (the
 	// scheduler's cycles and binds); PodsRunning, from then to the job
-	// running whole (kwok's start). Each end is a watch event's arrival,
-	// so a part holds the watch's delivery of its last event, not of
-	// its first.
+	// running whole (kwok's start). Each end is a watch event's arrival:
+	// PodsCreated, from the client's clock, holds one delivery by the
+	// watch; the later parts, from one arrival to another, hold only the
+	// difference between two deliveries.
 	PodsCreated *Percentiles `json:"podsCreated,omitempty"`
 	PodsBound   *Percentiles `json:"podsBound,omitempty"`
 	PodsRunning *Percentiles `json:"podsRunning,omitempty"`

@@ -247,6 +247,13 @@ func TestStartAfterUngateParts(t *testing.T) {
 				{Seen: at(7), Scheduled: at(7.5), Running: at(8)},                     // its replacement, after
 			},
 			created: 2, bound: 1, running: 1},
+		{name: "a worker lost as the last two start",
+			pods: []PodTimes{
+				{Seen: at(3.5), Scheduled: at(3.7), Running: at(3.8), Ended: at(5)}, // ends as they start
+				{Seen: at(2), Scheduled: at(3.5), Running: at(5)},
+				{Seen: at(3), Scheduled: at(4), Running: at(5)},
+			},
+			created: 2, bound: 1, running: 1},
 		{name: "by gate: the pods existed before it",
 			pods: []PodTimes{
 				{Seen: at(0), Scheduled: at(0.9), Running: at(2)}, // its bind seen before the removal's answer

@@ -539,9 +539,9 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 				admitAfterFit = append(admitAfterFit, admitted.Sub(from))
 				ungate = append(ungate, ungated.Sub(admitted))
 				startAfterUngate = append(startAfterUngate, t.started.Sub(ungated))
-				created, bound := wholePodsSeen(jp, t.started, ungated)
-				podsCreated = append(podsCreated, created.Sub(ungated))
-				podsBound = append(podsBound, bound.Sub(created))
+				seen, bound := wholePodsSeen(jp, t.started, ungated)
+				podsCreated = append(podsCreated, seen.Sub(ungated))
+				podsBound = append(podsBound, bound.Sub(seen))
 				podsRunning = append(podsRunning, t.started.Sub(bound))
 			}
 		case t.runningAtEnd > 0:
@@ -617,7 +617,9 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 // no earlier than from (the job's last gate removal or unsuspending):
 // pods that existed before it, as gated ones do, count from it. A pod is
 // seen bound no later than running, so from <= created <= bound <=
-// started.
+// started. A pod that ended as the job started is not one of them, even
+// where it was counted toward the start (seen Running and ended at once:
+// jobTimeline's order of two events at one instant is not fixed).
 func wholePodsSeen(pods []PodTimes, started, from time.Time) (created, bound time.Time) {
 	created, bound = from, from
 	for _, p := range pods {

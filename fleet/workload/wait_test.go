@@ -52,7 +52,10 @@ func TestWaitRunningOutcomes(t *testing.T) {
 			if deferred {
 				stall = 100 * time.Millisecond
 			}
-			podCounts := 0 // the create step's counts of pods
+			// The create step's counts of pods. Interrupted counts one too:
+			// the poll is immediate, so it looks once before seeing its
+			// context ended.
+			podCounts := 0
 			report := func(e progress.Event) {
 				if e.Step == "create" && e.Kind == progress.Update {
 					podCounts++
