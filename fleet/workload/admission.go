@@ -105,6 +105,22 @@ type AdmissionResult struct {
 	PodsCreated *Percentiles `json:"podsCreated,omitempty"`
 	PodsBound   *Percentiles `json:"podsBound,omitempty"`
 	PodsRunning *Percentiles `json:"podsRunning,omitempty"`
+	// PodsBound in three parts, which add up to it per job, from the
+	// apiserver's audit log of the same pods' bindings (absent when the
+	// fleet keeps none): ToFirstBind, from the watch having seen them all
+	// created to the apiserver receiving the first of their bindings (the
+	// scheduler's pod-group cycle that placed them, and any cycle or
+	// back-off before it; below 0 when the scheduler bound a pod before
+	// the run's watch had seen the last one); Binds, from then to the last
+	// of their bindings answered (the scheduler's binding cycles: its
+	// client's limiter, the apiserver's time on the POSTs); BindsSeen,
+	// from then to the watch having seen them all bound (one delivery by
+	// the watch, less any before the answer). BindsUnsplit counts the jobs
+	// left out, one or more of whose pods' bindings the log lacks.
+	ToFirstBind  *Percentiles `json:"toFirstBind,omitempty"`
+	Binds        *Percentiles `json:"binds,omitempty"`
+	BindsSeen    *Percentiles `json:"bindsSeen,omitempty"`
+	BindsUnsplit int          `json:"bindsUnsplit,omitempty"`
 }
 
 // DefaultUngateWorkers are the gate removals in flight at once unless

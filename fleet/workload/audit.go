@@ -109,8 +109,8 @@ type auditRequest struct {
 }
 
 // auditLog is what a run reads of an audit log: the requests for the
-// run's pods and Jobs (not their subresources), by object, in the log's
-// order, the requests of each phase in the whole fleet counted by who
+// run's pods and Jobs (not their subresources, but for pods' bindings,
+// keyed as resource "pods/binding"), by object, in the log's order, the requests of each phase in the whole fleet counted by who
 // asked what ("job-controller create pods") and their times, and how
 // many lines were not events.
 type auditLog struct {
@@ -250,11 +250,11 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 		t := out.times[name][key]
 		t.add(received, ev.StageTimestamp.Time, ev.Annotations)
 		out.times[name][key] = t
-		if o := ev.ObjectRef; o == nil || o.Namespace != namespace || o.Resource != "pods" && o.Resource != "jobs" || o.Subresource != "" {
+		if o := ev.ObjectRef; o == nil || o.Namespace != namespace || resource != "pods" && resource != "jobs" && resource != bindingResource {
 			continue
 		}
 		ok := ev.Stage == auditv1.StageResponseComplete && (ev.ResponseStatus == nil || ev.ResponseStatus.Code < 300)
-		k := auditKey{ev.ObjectRef.Resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name}
+		k := auditKey{resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name}
 		out.requests[k] = append(out.requests[k], auditRequest{received: received, answered: ev.StageTimestamp.Time, by: by, verb: ev.Verb, ok: ok})
 	}
 }
@@ -376,17 +376,77 @@ func firstDeleterRequest(s teardownSpan, namespace string, requests map[auditKey
 	return out, what
 }
 
+// auditSpans are what a run's accounting hands the audit log to split:
+// the teardowns of whole-job restarts and the admitted jobs' binds.
+type auditSpans struct {
+	teardowns []teardownSpan
+	binds     []bindSpan
+}
+
+// bindSpan is one admitted job's AdmissionResult.PodsBound: from the
+// watch having seen its pods (those that ran it whole) all created to it
+// having seen them all bound, and the pods' names.
+type bindSpan struct {
+	seen, bound time.Time
+	pods        []string
+}
+
+// bindingResource keys pods' bindings among an auditLog's requests.
+const bindingResource = "pods/binding"
+
 // recordAudit reads the audit log at path, from offset, over the run's
-// phases: the requests of each phase by who asked what, and the
-// teardowns split. It returns how many lines were not events.
-func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans []teardownSpan, phases []record.Phase) (skipped int, err error) {
+// phases: the requests of each phase by who asked what, the teardowns
+// split and, for an admitted run, its jobs' binds. It returns how many
+// lines were not events.
+func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans auditSpans, phases []record.Phase) (skipped int, err error) {
 	l, err := readAuditLog(path, offset, namespace, phases)
 	if err != nil {
 		return 0, err
 	}
 	res.AuditedRequests, res.AuditedTimes = l.counts, l.times
-	if len(spans) > 0 {
-		res.TeardownStages = splitTeardowns(spans, namespace, l.requests)
+	if len(spans.teardowns) > 0 {
+		res.TeardownStages = splitTeardowns(spans.teardowns, namespace, l.requests)
+	}
+	if a := res.Admission; a != nil && len(spans.binds) > 0 {
+		splitBinds(a, spans.binds, namespace, l.requests)
 	}
 	return l.skipped, nil
+}
+
+// splitBinds splits each admitted job's PodsBound at its pods' bindings
+// (see AdmissionResult.ToFirstBind): a pod's is the last successful
+// binding of it received before the watch saw the job's pods all bound.
+// A job one of whose pods has none is counted in BindsUnsplit.
+func splitBinds(a *AdmissionResult, spans []bindSpan, namespace string, requests map[auditKey][]auditRequest) {
+	var toFirst, binds, seen []time.Duration
+	for _, s := range spans {
+		var first, last time.Time
+		split := true
+		for _, name := range s.pods {
+			var bind auditRequest
+			for _, r := range requests[auditKey{bindingResource, namespace, name}] {
+				if r.verb == "create" && r.ok && !r.received.After(s.bound) && r.received.After(bind.received) {
+					bind = r
+				}
+			}
+			if bind.received.IsZero() {
+				split = false
+				break
+			}
+			if first.IsZero() || bind.received.Before(first) {
+				first = bind.received
+			}
+			last = maxTime(last, bind.answered)
+		}
+		if !split || len(s.pods) == 0 {
+			a.BindsUnsplit++
+			continue
+		}
+		toFirst = append(toFirst, first.Sub(s.seen))
+		binds = append(binds, last.Sub(first))
+		seen = append(seen, s.bound.Sub(last))
+	}
+	if len(toFirst) > 0 {
+		a.ToFirstBind, a.Binds, a.BindsSeen = new(Summarise(toFirst)), new(Summarise(binds)), new(Summarise(seen))
+	}
 }

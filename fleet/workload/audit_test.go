@@ -88,7 +88,7 @@ func TestAuditTeardowns(t *testing.T) {
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(1000)}, {Name: "hold", Start: at(1000), End: at(3000)}}
 	var res TrainResult
-	skipped, err := recordAudit(&res, path, int64(len(before)), "ns", spans, phases)
+	skipped, err := recordAudit(&res, path, int64(len(before)), "ns", auditSpans{teardowns: spans}, phases)
 	if err != nil || skipped != 1 {
 		t.Fatalf("skipped %d lines, %v; want 1", skipped, err)
 	}
@@ -157,7 +157,7 @@ func TestAuditedTimes(t *testing.T) {
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(2000)}, {Name: "hold", Start: at(2000), End: at(3000)}}
 	var res TrainResult
-	if _, err := recordAudit(&res, path, 0, "ns", nil, phases); err != nil {
+	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]map[string]AuditedTimes{
@@ -188,6 +188,58 @@ func TestAuditedTimes(t *testing.T) {
 	}
 }
 
+// An admitted job's PodsBound splits at its pods' bindings, into parts
+// that add up to it: a pod's binding is its last successful one received
+// before the watch saw the job bound. A job with a pod the log holds no
+// binding of is left unsplit.
+func TestAuditBinds(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	sched := "kube-scheduler/v1.36.3 (linux/amd64) kubernetes/abc/scheduler"
+	lines := []string{
+		auditLine("ResponseComplete", "create", "pods/binding", "j1-0", sched, 409, at(1500), at(1510)), // refused: not its binding
+		auditLine("ResponseComplete", "patch", "pods/status", "j1-0", sched, 200, at(1150), at(1160)),   // not a binding
+		auditLine("ResponseComplete", "create", "pods/binding", "j1-1", sched, 201, at(1300), at(1400)),
+		auditLine("ResponseComplete", "create", "pods/binding", "j1-0", sched, 201, at(1200), at(1250)),
+		auditLine("ResponseComplete", "create", "pods/binding", "j1-0", sched, 201, at(2500), at(2510)), // after the watch saw it bound
+		auditLine("ResponseComplete", "create", "pods/binding", "j2-0", sched, 201, at(1200), at(1300)),
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	phases := []record.Phase{{Name: "train", Start: at(0), End: at(3000)}}
+	spans := auditSpans{binds: []bindSpan{
+		{seen: at(1000), bound: at(2000), pods: []string{"j1-0", "j1-1"}},
+		{seen: at(1000), bound: at(2000), pods: []string{"j2-0", "j2-1"}}, // j2-1 has no binding
+	}}
+	res := TrainResult{Admission: &AdmissionResult{}}
+	if _, err := recordAudit(&res, path, 0, "ns", spans, phases); err != nil {
+		t.Fatal(err)
+	}
+	a := res.Admission
+	if a.BindsUnsplit != 1 || a.ToFirstBind == nil || a.Binds == nil || a.BindsSeen == nil || a.ToFirstBind.Count != 1 {
+		t.Fatalf("admission %+v; want one job split, one not", a)
+	}
+	for _, c := range []struct {
+		name string
+		got  float64
+		want float64
+	}{{"to the first bind", a.ToFirstBind.P50, 0.2}, {"binds", a.Binds.P50, 0.2}, {"binds seen", a.BindsSeen.P50, 0.6}} {
+		if math.Abs(c.got-c.want) > 1e-9 {
+			t.Errorf("%s: %g s, want %g s", c.name, c.got, c.want)
+		}
+	}
+	if got := res.AuditedRequests["train"]["scheduler create pods/binding"]; got != 5 {
+		t.Errorf("the scheduler's bindings counted %d, want 5", got)
+	}
+	// Without an admission result (not an admitted run) nothing is split.
+	res = TrainResult{}
+	if _, err := recordAudit(&res, path, 0, "ns", spans, phases); err != nil || res.Admission != nil {
+		t.Errorf("a run without admission: %v, %+v", err, res.Admission)
+	}
+}
+
 // Without a teardown split there are no stages, rather than stages of 0 s.
 func TestAuditNothingSplit(t *testing.T) {
 	st := splitTeardowns([]teardownSpan{{job: "a", from: time.Now(), lastStop: time.Now()}}, "ns", nil)
@@ -198,7 +250,7 @@ func TestAuditNothingSplit(t *testing.T) {
 
 func TestAuditLogErrors(t *testing.T) {
 	phases := []record.Phase{{Name: "hold", Start: time.Now(), End: time.Now()}}
-	if _, err := recordAudit(&TrainResult{}, filepath.Join(t.TempDir(), "none"), 0, "ns", nil, phases); err == nil || !strings.Contains(err.Error(), "none") {
+	if _, err := recordAudit(&TrainResult{}, filepath.Join(t.TempDir(), "none"), 0, "ns", auditSpans{}, phases); err == nil || !strings.Contains(err.Error(), "none") {
 		t.Errorf("a missing log: %v", err)
 	}
 }

@@ -154,12 +154,30 @@ type EtcdTimes struct {
 }
 
 // SchedulerAttempts is what kube-scheduler tried during one phase of a
-// run, from its own /metrics: by result (scheduled, unschedulable,
-// error), how many scheduling attempts and their seconds, the scheduling
-// algorithm and binding (scheduler_scheduling_attempt_duration_seconds).
-// Results with no attempt in the phase are left out.
+// run, from its own /metrics:
+//   - Attempts, by result (scheduled, unschedulable, error): how many
+//     scheduling attempts of a pod and their seconds, the scheduling
+//     algorithm and binding (scheduler_scheduling_attempt_duration_seconds;
+//     a gang's pod counts from its group's cycle to its own bind);
+//   - PodGroupAttempts, by result: its cycles of a whole pod group (a
+//     gang) and their seconds, from the cycle's start to its pods' binding
+//     cycles started, not ended
+//     (scheduler_podgroup_scheduling_attempt_duration_seconds);
+//     PodGroupAlgorithm, those cycles' placing of the group's pods alone
+//     (scheduler_podgroup_scheduling_algorithm_duration_seconds). Both
+//     only with the GenericWorkload gate on;
+//   - RateLimiter, by verb: its client's requests' waits on its rate
+//     limiter before they were sent (rest_client_rate_limiter_duration_seconds;
+//     its bindings are POSTs, held to clientConnection's qps and burst).
+//
+// Entries with no observation in the phase are left out;
+// PodGroupAlgorithm is there, zero or not, whenever the scheduler
+// exposes it.
 type SchedulerAttempts struct {
-	Attempts map[string]metrics.Tally `json:"attempts"`
+	Attempts          map[string]metrics.Tally `json:"attempts"`
+	PodGroupAttempts  map[string]metrics.Tally `json:"podGroupAttempts,omitempty"`
+	PodGroupAlgorithm *metrics.Tally           `json:"podGroupAlgorithm,omitempty"`
+	RateLimiter       map[string]metrics.Tally `json:"rateLimiter,omitempty"`
 }
 
 // The warnings of a run that records no ControllerManagerWaits,
@@ -183,23 +201,25 @@ const (
 // result; the apiserver's Go runtime's scheduling latencies and garbage
 // collection pauses.
 const (
-	rateLimiterHistogram = "rest_client_rate_limiter_duration_seconds"
-	queueHistogram       = "workqueue_queue_duration_seconds"
-	workHistogram        = "workqueue_work_duration_seconds"
-	requestHistogram     = "apiserver_request_duration_seconds"
-	apfWaitHistogram     = "apiserver_flowcontrol_request_wait_duration_seconds"
-	etcdHistogram        = "etcd_request_duration_seconds"
-	attemptHistogram     = "scheduler_scheduling_attempt_duration_seconds"
-	goSchedHistogram     = "go_sched_latencies_seconds"
-	gcPauseHistogram     = "go_sched_pauses_total_gc_seconds"
-	rpcHistogram         = "grpc_server_handling_seconds"
-	applyHistogram       = "etcd_server_apply_duration_seconds"
-	walFsyncHistogram    = "etcd_disk_wal_fsync_duration_seconds"
-	commitHistogram      = "etcd_disk_backend_commit_duration_seconds"
-	goSchedBuckets       = goSchedHistogram + bucketsSuffix
-	bucketsSuffix        = " buckets" // a histogram's cumulative counts by upper bound, every bound kept
-	cpuSource            = "cpu"
-	runQueueSource       = "runQueue"
+	rateLimiterHistogram    = "rest_client_rate_limiter_duration_seconds"
+	queueHistogram          = "workqueue_queue_duration_seconds"
+	workHistogram           = "workqueue_work_duration_seconds"
+	requestHistogram        = "apiserver_request_duration_seconds"
+	apfWaitHistogram        = "apiserver_flowcontrol_request_wait_duration_seconds"
+	etcdHistogram           = "etcd_request_duration_seconds"
+	attemptHistogram        = "scheduler_scheduling_attempt_duration_seconds"
+	groupAttemptHistogram   = "scheduler_podgroup_scheduling_attempt_duration_seconds"
+	groupAlgorithmHistogram = "scheduler_podgroup_scheduling_algorithm_duration_seconds"
+	goSchedHistogram        = "go_sched_latencies_seconds"
+	gcPauseHistogram        = "go_sched_pauses_total_gc_seconds"
+	rpcHistogram            = "grpc_server_handling_seconds"
+	applyHistogram          = "etcd_server_apply_duration_seconds"
+	walFsyncHistogram       = "etcd_disk_wal_fsync_duration_seconds"
+	commitHistogram         = "etcd_disk_backend_commit_duration_seconds"
+	goSchedBuckets          = goSchedHistogram + bucketsSuffix
+	bucketsSuffix           = " buckets" // a histogram's cumulative counts by upper bound, every bound kept
+	cpuSource               = "cpu"
+	runQueueSource          = "runQueue"
 )
 
 // longRunningVerbs are the apiserver's verbs whose requests last as long
@@ -534,7 +554,7 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 		etcd = etcdReader(*s.Etcd)
 	}
 	if s.Scheduler != nil {
-		sched = histogramReader(*s.Scheduler, map[string][]string{attemptHistogram: {"result"}})
+		sched = histogramReader(*s.Scheduler, map[string][]string{attemptHistogram: {"result"}, groupAttemptHistogram: {"result"}, groupAlgorithmHistogram: nil, rateLimiterHistogram: {"verb"}})
 	}
 	if s.Cluster != "" {
 		cpu = procReader(s.Cluster, cpuSource, fleet.ComponentCPU)
@@ -583,7 +603,7 @@ func (m controlPlaneMeters) record(res *TrainResult) {
 		return EtcdTimes{RPCs: r[rpcHistogram], Apply: r.of(applyHistogram), WALFsync: r.whole(walFsyncHistogram), BackendCommit: r.whole(commitHistogram)}
 	})
 	res.Scheduler = byPhase(m.scheduler, func(r reading) SchedulerAttempts {
-		return SchedulerAttempts{Attempts: r.of(attemptHistogram)}
+		return SchedulerAttempts{Attempts: r.of(attemptHistogram), PodGroupAttempts: r.of(groupAttemptHistogram), PodGroupAlgorithm: r.whole(groupAlgorithmHistogram), RateLimiter: r.of(rateLimiterHistogram)}
 	})
 	res.CPU = byPhase(m.cpu, func(r reading) map[string]float64 { return r.seconds(cpuSource) })
 	res.RunQueue = byPhase(m.runQueue, func(r reading) map[string]float64 { return r.seconds(runQueueSource) })

@@ -109,7 +109,7 @@ func TestAPIServerMeterPhases(t *testing.T) {
 	n := 0
 	e := endpointOf("kube-apiserver", &n, apiserverText(10, 1, 100, 0), apiserverText(30, 1.5, 900, 0.25))
 	s := 0
-	sched := endpointOf("kube-scheduler", &s, schedulerText(5, 2), schedulerText(45, 2))
+	sched := endpointOf("kube-scheduler", &s, schedulerText(5, 2, 1), schedulerText(45, 2, 3))
 	m := startControlPlaneMeters(context.Background(), MeterSources{APIServer: e, Scheduler: sched}, func(ev progress.Event) { t.Errorf("warning %q", ev.Message) })
 	m.phase(context.Background(), "hold")
 	var res TrainResult
@@ -130,15 +130,25 @@ func TestAPIServerMeterPhases(t *testing.T) {
 			t.Errorf("goroutines' waits %+v, GC pauses %+v; want %+v, %+v", *got.GoSched, *got.GCPauses, *want["hold"].GoSched, *want["hold"].GCPauses)
 		}
 	}
-	wantSched := map[string]SchedulerAttempts{"hold": {Attempts: map[string]metrics.Tally{"unschedulable": {Count: 40, Sum: 4}}}}
+	wantSched := map[string]SchedulerAttempts{"hold": {
+		Attempts:          map[string]metrics.Tally{"unschedulable": {Count: 40, Sum: 4}},
+		PodGroupAttempts:  map[string]metrics.Tally{"unschedulable": {Count: 2, Sum: 1}},
+		PodGroupAlgorithm: &metrics.Tally{Count: 2, Sum: 0.5},
+		RateLimiter:       map[string]metrics.Tally{"PATCH": {Count: 40, Sum: 0.4}},
+	}}
 	if !reflect.DeepEqual(res.Scheduler, wantSched) {
-		t.Errorf("scheduler %+v, want %+v (the scheduled attempts did not move)", res.Scheduler, wantSched)
+		t.Errorf("scheduler %+v, want %+v (the scheduled attempts and the POSTs did not move)", res.Scheduler, wantSched)
+		if got := res.Scheduler["hold"].PodGroupAlgorithm; got != nil {
+			t.Errorf("pod-group algorithm %+v", *got)
+		}
 	}
 }
 
-// schedulerText is a scheduler /metrics with its attempts: 2 scheduled,
-// and unschedulable ones at 0.1 s each.
-func schedulerText(unschedulable, scheduled float64) []byte {
+// schedulerText is a scheduler /metrics with its attempts (scheduled
+// ones, and unschedulable ones at 0.1 s each), its unschedulable pod-group
+// cycles at 0.5 s each, 0.25 s of it placing, and its client's waits, a
+// POST per scheduled pod and a PATCH per unschedulable one, 0.01 s each.
+func schedulerText(unschedulable, scheduled, groups float64) []byte {
 	return []byte(fmt.Sprintf(`# TYPE scheduler_scheduling_attempt_duration_seconds histogram
 scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="unschedulable",le="+Inf"} %[1]g
 scheduler_scheduling_attempt_duration_seconds_sum{profile="default-scheduler",result="unschedulable"} %[3]g
@@ -146,7 +156,22 @@ scheduler_scheduling_attempt_duration_seconds_count{profile="default-scheduler",
 scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="scheduled",le="+Inf"} %[2]g
 scheduler_scheduling_attempt_duration_seconds_sum{profile="default-scheduler",result="scheduled"} 0.5
 scheduler_scheduling_attempt_duration_seconds_count{profile="default-scheduler",result="scheduled"} %[2]g
-`, unschedulable, scheduled, unschedulable/10))
+# TYPE scheduler_podgroup_scheduling_attempt_duration_seconds histogram
+scheduler_podgroup_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="unschedulable",le="+Inf"} %[4]g
+scheduler_podgroup_scheduling_attempt_duration_seconds_sum{profile="default-scheduler",result="unschedulable"} %[5]g
+scheduler_podgroup_scheduling_attempt_duration_seconds_count{profile="default-scheduler",result="unschedulable"} %[4]g
+# TYPE scheduler_podgroup_scheduling_algorithm_duration_seconds histogram
+scheduler_podgroup_scheduling_algorithm_duration_seconds_bucket{le="+Inf"} %[4]g
+scheduler_podgroup_scheduling_algorithm_duration_seconds_sum %[6]g
+scheduler_podgroup_scheduling_algorithm_duration_seconds_count %[4]g
+# TYPE rest_client_rate_limiter_duration_seconds histogram
+rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:6443",verb="POST",le="+Inf"} %[2]g
+rest_client_rate_limiter_duration_seconds_sum{host="127.0.0.1:6443",verb="POST"} %[7]g
+rest_client_rate_limiter_duration_seconds_count{host="127.0.0.1:6443",verb="POST"} %[2]g
+rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:6443",verb="PATCH",le="+Inf"} %[1]g
+rest_client_rate_limiter_duration_seconds_sum{host="127.0.0.1:6443",verb="PATCH"} %[8]g
+rest_client_rate_limiter_duration_seconds_count{host="127.0.0.1:6443",verb="PATCH"} %[1]g
+`, unschedulable, scheduled, unschedulable/10, groups, groups*0.5, groups*0.25, scheduled/100, unschedulable/100))
 }
 
 // etcdText is an etcd /metrics (--metrics=extensive) with txns Txns of

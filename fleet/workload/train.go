@@ -434,10 +434,10 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	// Until here a worker the Job controller replaces in an admitted job
 	// still has its gate removed.
 	stopAdmission()
-	res, teardowns := trainAccounting(res, pods, created, end, times)
+	res, spans := trainAccounting(res, pods, created, end, times)
 	if path := opts.Meters.AuditLog; path != "" {
 		// Read as the run ends: a request answered after that is left out.
-		skipped, err := recordAudit(&res, path, auditFrom, opts.Namespace, teardowns, rec.Phases)
+		skipped, err := recordAudit(&res, path, auditFrom, opts.Namespace, spans, rec.Phases)
 		switch {
 		case err != nil:
 			opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the apiserver's audit log is not recorded: %v", err)})
@@ -507,9 +507,9 @@ func hold(ctx context.Context, tracker *Tracker, d time.Duration, since time.Tim
 // no work. After that, whenever fewer than all run, the job is broken
 // until its replacements run. With times (what an admitter saw; nil when
 // free GPUs were not followed) it sets StartAfterFit and, for admitted
-// jobs, its parts in res.Admission. It returns the teardowns too, for
-// TeardownStages.
-func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time, times *admissionTimes) (TrainResult, []teardownSpan) {
+// jobs, its parts in res.Admission. It returns the teardowns and the
+// admitted jobs' binds too, for the audit log to split.
+func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.Time, end time.Time, times *admissionTimes) (TrainResult, auditSpans) {
 	byJob := byGroup(pods)
 	var partial []gpuEvent
 	var starts, afterFit, recoveries, teardowns, assemblies []time.Duration
@@ -518,7 +518,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 	if times != nil {
 		fits = times.fits
 	}
-	var spans []teardownSpan
+	var spans auditSpans
 	for job := range created {
 		jp := byJob[job]
 		t := jobTimeline(jp, res.PodsPerJob, end)
@@ -539,10 +539,11 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 				admitAfterFit = append(admitAfterFit, admitted.Sub(from))
 				ungate = append(ungate, ungated.Sub(admitted))
 				startAfterUngate = append(startAfterUngate, t.started.Sub(ungated))
-				seen, bound := wholePodsSeen(jp, t.started, ungated)
+				seen, bound, names := wholePodsSeen(jp, t.started, ungated)
 				podsCreated = append(podsCreated, seen.Sub(ungated))
 				podsBound = append(podsBound, bound.Sub(seen))
 				podsRunning = append(podsRunning, t.started.Sub(bound))
+				spans.binds = append(spans.binds, bindSpan{seen: seen, bound: bound, pods: names})
 			}
 		case t.runningAtEnd > 0:
 			res.JobsPartial++
@@ -580,7 +581,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 			res.ReplacementGPUSeconds += b.newSeconds * float64(res.GPUsPerPod)
 			if !b.lastStop.IsZero() {
 				teardowns = append(teardowns, b.lastStop.Sub(b.from))
-				spans = append(spans, teardownSpan{job: job, from: b.from, lastStop: b.lastStop, stopped: b.stopped, pods: jp})
+				spans.teardowns = append(spans.teardowns, teardownSpan{job: job, from: b.from, lastStop: b.lastStop, stopped: b.stopped, pods: jp})
 			}
 			if b.to.IsZero() {
 				res.JobsDown++
@@ -613,22 +614,23 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 }
 
 // wholePodsSeen is when the watch had seen every pod that ran a job
-// whole at started (those running then) created, and then bound, each
-// no earlier than from (the job's last gate removal or unsuspending):
+// whole at started (those running then, named in names) created, and
+// then bound, each no earlier than from (the job's last gate removal or unsuspending):
 // pods that existed before it, as gated ones do, count from it. A pod is
 // seen bound no later than running, so from <= created <= bound <=
 // started. A pod that ended as the job started is not one of them, even
 // where it was counted toward the start (seen Running and ended at once:
 // jobTimeline's order of two events at one instant is not fixed).
-func wholePodsSeen(pods []PodTimes, started, from time.Time) (created, bound time.Time) {
+func wholePodsSeen(pods []PodTimes, started, from time.Time) (created, bound time.Time, names []string) {
 	created, bound = from, from
 	for _, p := range pods {
 		if p.Running.IsZero() || p.Running.After(started) || (!p.Ended.IsZero() && !p.Ended.After(started)) {
 			continue
 		}
 		created, bound = maxTime(created, p.Seen), maxTime(bound, p.Scheduled)
+		names = append(names, p.Name)
 	}
-	return created, maxTime(bound, created)
+	return created, maxTime(bound, created), names
 }
 
 // gpuEvent is a change in GPUs (or pods) held, at a time.

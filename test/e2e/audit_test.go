@@ -178,4 +178,25 @@ func TestAuditLog(t *testing.T) {
 	if et.Arrivals.Count < 1 || et.AnswerSends.Count < 1 || et.WaitsToRun["grpc reader"] == nil || et.WaitsToRun["grpc writer"] == nil {
 		t.Errorf("etcd's trace: arrivals %+v, answer sends %+v, waits to run %v; want readers starting calls and writers sending answers", et.Arrivals, et.AnswerSends, et.WaitsToRun)
 	}
+
+	// A gang admitted by unsuspending its Job, at once as it fits (the
+	// profile gang-schedules): the part from its pods all seen to all
+	// bound splits at their bindings, received and answered, and the
+	// scheduler's pod-group cycle and its client's POSTs are read from its
+	// own /metrics (experiment F, twenty-fifth part, ninth sitting).
+	adm := trainInBackground(t, ctx, "--jobs", "1", "--pods-per-job", "3", "--gpus-per-pod", "8", "--namespace", ns+"-adm", "--admission", "quota", "--admit-by", "suspend",
+		"--timeout", "3m", "--stall", "0", "--name", auditCluster, "--results-dir", t.TempDir())()
+	q := adm.Admission
+	if adm.JobsStarted != 1 || q == nil || q.PodsBound == nil || q.ToFirstBind == nil || q.Binds == nil || q.BindsSeen == nil || q.BindsUnsplit != 0 {
+		t.Fatalf("admitted by suspend: %d jobs started, admission %+v; want 1, its bound part split", adm.JobsStarted, q)
+	}
+	if sum := q.ToFirstBind.P50 + q.Binds.P50 + q.BindsSeen.P50; math.Abs(sum-q.PodsBound.P50) > 0.01 || q.Binds.P50 < 0 {
+		t.Errorf("the bound part's parts %g + %g + %g s; want them adding up to its %g s, the bindings not negative", q.ToFirstBind.P50, q.Binds.P50, q.BindsSeen.P50, q.PodsBound.P50)
+	}
+	if got := adm.AuditedRequests["train"]["scheduler create pods/binding"]; got < 3 {
+		t.Errorf("the scheduler's bindings in the audit log: %d; want the job's 3 at least", got)
+	}
+	if sc := adm.Scheduler["train"]; sc.PodGroupAttempts["scheduled"].Count < 1 || sc.PodGroupAlgorithm == nil || sc.PodGroupAlgorithm.Count < 1 || sc.RateLimiter["POST"].Count < 3 {
+		t.Errorf("the scheduler during train %+v; want the gang's pod-group cycle, its placing timed, and its 3 bindings' POSTs on its client's limiter", sc)
+	}
 }

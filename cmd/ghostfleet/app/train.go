@@ -174,7 +174,11 @@ admission, the gates' removal (or the Job's unsuspending) and the rest
 (admission.admitAfterFit, .ungate, .startAfterUngate, which add up per
 job, not at their percentiles), and the rest again at the run's pods
 watch seeing the job's pods all created, then all bound (.podsCreated,
-.podsBound, .podsRunning).`,
+.podsBound, .podsRunning). On a fleet that keeps the apiserver's audit
+log (a profile with apiServer.auditPolicy), the bound part splits again
+at the apiserver receiving the first of those pods' bindings and
+answering the last (.toFirstBind, .binds, .bindsSeen: the scheduler's
+pod-group cycle, its bindings, the watch).`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
@@ -263,6 +267,11 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			if c, b, n := a.PodsCreated, a.PodsBound, a.PodsRunning; c != nil && b != nil && n != nil {
 				fmt.Fprintf(w, "  and that last part's: the pods seen created %.2fs, then bound %.2fs, then running %.2fs\n", c.P50, b.P50, n.P50)
 			}
+			if f, b, s := a.ToFirstBind, a.Binds, a.BindsSeen; f != nil && b != nil && s != nil {
+				fmt.Fprintf(w, "  and the bound part's, from the audit log: to the first binding received %.2fs, the bindings %.2fs, then seen bound %.2fs (%d jobs; %d not split)\n", f.P50, b.P50, s.P50, f.Count, a.BindsUnsplit)
+			} else if a.BindsUnsplit > 0 {
+				fmt.Fprintf(w, "  the bound part is not split: the audit log lacks bindings of %d jobs' pods\n", a.BindsUnsplit)
+			}
 		}
 		if a.WatchError != "" {
 			fmt.Fprintf(w, "  admission stopped early: the pods watch ended: %s\n", a.WatchError)
@@ -328,7 +337,17 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			fmt.Fprintln(w)
 		}
 		if sc, ok := r.Scheduler[phase]; ok {
-			fmt.Fprintf(w, "  scheduler during %s: attempts took %s\n", phase, topTallies(sc.Attempts, "attempts", 3))
+			fmt.Fprintf(w, "  scheduler during %s: attempts took %s", phase, topTallies(sc.Attempts, "attempts", 3))
+			if len(sc.PodGroupAttempts) > 0 {
+				fmt.Fprintf(w, "; pod-group cycles %s", topTallies(sc.PodGroupAttempts, "cycles", 3))
+				if g := sc.PodGroupAlgorithm; g != nil {
+					fmt.Fprintf(w, ", placing their pods %.2fs", g.Sum)
+				}
+			}
+			if len(sc.RateLimiter) > 0 {
+				fmt.Fprintf(w, "; its requests waited %s on its client's rate limit", topTallies(sc.RateLimiter, "requests", len(sc.RateLimiter)))
+			}
+			fmt.Fprintln(w)
 		}
 		if cpu, ok := r.CPU[phase]; ok {
 			fmt.Fprintf(w, "  CPU during %s: %s\n", phase, secondsByProcess(cpu))
