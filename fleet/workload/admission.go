@@ -109,11 +109,14 @@ type AdmissionResult struct {
 	// apiserver's audit log of the same pods' bindings (absent when the
 	// fleet keeps none): ToFirstBind, from the watch having seen them all
 	// created to the apiserver receiving the first of their bindings (the
-	// scheduler's pod-group cycle that placed them, and any cycle or
+	// scheduler's pod-group cycle that placed them and its Permit, which
+	// holds a gang's pods until minCount are assumed, and any cycle or
 	// back-off before it; below 0 when the scheduler bound a pod before
 	// the run's watch had seen the last one); Binds, from then to the last
-	// of their bindings answered (the scheduler's binding cycles: its
-	// client's limiter, the apiserver's time on the POSTs); BindsSeen,
+	// of their bindings answered (the scheduler's binding cycles: the
+	// POSTs on its client's rate limiter, which the status PATCHes of pods
+	// that waited at Permit share, and the apiserver's time on them);
+	// BindsSeen,
 	// from then to the watch having seen them all bound (one delivery by
 	// the watch, less any before the answer). BindsUnsplit counts the jobs
 	// left out, one or more of whose pods' bindings the log lacks.

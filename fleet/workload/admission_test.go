@@ -238,6 +238,7 @@ func TestStartAfterUngateParts(t *testing.T) {
 		name                    string
 		pods                    []PodTimes
 		created, bound, running float64
+		names                   string // of the pods that ran the job whole, handed to the audit log
 	}{
 		{name: "by suspend: the Job controller creates the pods after it",
 			pods: []PodTimes{
@@ -246,27 +247,27 @@ func TestStartAfterUngateParts(t *testing.T) {
 				{Seen: at(3.2), Scheduled: at(3.7), Running: at(3.8), Ended: at(4.2)}, // lost before the start
 				{Seen: at(7), Scheduled: at(7.5), Running: at(8)},                     // its replacement, after
 			},
-			created: 2, bound: 1, running: 1},
+			created: 2, bound: 1, running: 1, names: "[p0 p1]"},
 		{name: "a worker lost as the last two start",
 			pods: []PodTimes{
 				{Seen: at(3.5), Scheduled: at(3.7), Running: at(3.8), Ended: at(5)}, // ends as they start
 				{Seen: at(2), Scheduled: at(3.5), Running: at(5)},
 				{Seen: at(3), Scheduled: at(4), Running: at(5)},
 			},
-			created: 2, bound: 1, running: 1},
+			created: 2, bound: 1, running: 1, names: "[p1 p2]"},
 		{name: "by gate: the pods existed before it",
 			pods: []PodTimes{
 				{Seen: at(0), Scheduled: at(0.9), Running: at(2)}, // its bind seen before the removal's answer
 				{Seen: at(0), Scheduled: at(1.4), Running: at(2.5)},
 			},
-			created: 0, bound: 0.4, running: 1.1},
+			created: 0, bound: 0.4, running: 1.1, names: "[p0 p1]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for i := range tt.pods {
-				tt.pods[i].Group, tt.pods[i].Created = "j", at(0)
+				tt.pods[i].Name, tt.pods[i].Group, tt.pods[i].Created = fmt.Sprint("p", i), "j", at(0)
 			}
 			times := &admissionTimes{fits: []time.Time{at(0)}, admittedAt: map[string]time.Time{"j": at(0.5)}, ungatedAt: map[string][]time.Time{"j": {at(1)}}}
-			res, _ := trainAccounting(TrainResult{Jobs: 1, PodsPerJob: 2, GPUsPerPod: 8, Admission: &AdmissionResult{}}, tt.pods, map[string]time.Time{"j": at(0)}, at(20), times)
+			res, spans := trainAccounting(TrainResult{Jobs: 1, PodsPerJob: 2, GPUsPerPod: 8, Admission: &AdmissionResult{}}, tt.pods, map[string]time.Time{"j": at(0)}, at(20), times)
 			a := res.Admission
 			if a.PodsCreated == nil || a.PodsBound == nil || a.PodsRunning == nil || a.StartAfterUngate == nil || a.PodsCreated.Count != 1 {
 				t.Fatalf("admission %+v; want the parts of one job", a)
@@ -280,6 +281,11 @@ func TestStartAfterUngateParts(t *testing.T) {
 			}
 			if sum := got[0] + got[1] + got[2]; math.Abs(sum-a.StartAfterUngate.Max) > 1e-9 {
 				t.Errorf("parts add up to %gs; want startAfterUngate's %gs", sum, a.StartAfterUngate.Max)
+			}
+			// The audit log splits the bound part of the same pods, over
+			// the same span.
+			if b := spans.binds; len(b) != 1 || fmt.Sprint(b[0].pods) != tt.names || math.Abs(b[0].bound.Sub(b[0].seen).Seconds()-a.PodsBound.Max) > 1e-9 {
+				t.Errorf("binds handed to the audit log %+v; want one over pods %s, %gs long", b, tt.names, a.PodsBound.Max)
 			}
 		})
 	}

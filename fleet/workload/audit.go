@@ -110,9 +110,10 @@ type auditRequest struct {
 
 // auditLog is what a run reads of an audit log: the requests for the
 // run's pods and Jobs (not their subresources, but for pods' bindings,
-// keyed as resource "pods/binding"), by object, in the log's order, the requests of each phase in the whole fleet counted by who
-// asked what ("job-controller create pods") and their times, and how
-// many lines were not events.
+// keyed as resource "pods/binding"), by object, in the log's order; the
+// requests of each phase in the whole fleet counted by who asked what
+// ("job-controller create pods") and their times; and how many lines
+// were not events.
 type auditLog struct {
 	requests map[auditKey][]auditRequest
 	counts   map[string]map[string]int
@@ -275,6 +276,18 @@ func clientName(agent string) string {
 	return program
 }
 
+// lastRequest is the last of requests received no later than to that
+// keep accepts.
+func lastRequest(requests []auditRequest, to time.Time, keep func(auditRequest) bool) (auditRequest, bool) {
+	var last auditRequest
+	for _, r := range requests {
+		if !r.received.After(to) && keep(r) && r.received.After(last.received) {
+			last = r
+		}
+	}
+	return last, !last.received.IsZero()
+}
+
 // firstRequest is the first of requests received within [from, to] that
 // keep accepts.
 func firstRequest(requests []auditRequest, from, to time.Time, keep func(auditRequest) bool) (auditRequest, bool) {
@@ -357,8 +370,9 @@ const noneBefore = "none before that DELETE"
 // Job or one of the job's pods still there at the break (not an earlier
 // run's), received after the Job's DELETE and before first; and what it
 // was ("get pods"). Failed ones count (a GET answered 404 is the deleter
-// at work too); subresources (a status) are not in requests. With
-// nothing before it, it is first itself, and noneBefore.
+// at work too); subresources are not looked up (a status is not in
+// requests, a binding is under its own key). With nothing before it,
+// it is first itself, and noneBefore.
 func firstDeleterRequest(s teardownSpan, namespace string, requests map[auditKey][]auditRequest, job, first auditRequest) (auditRequest, string) {
 	out, what := first, noneBefore
 	keep := func(r auditRequest) bool { return r.by == first.by && r.received.After(job.received) }
@@ -415,21 +429,19 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 
 // splitBinds splits each admitted job's PodsBound at its pods' bindings
 // (see AdmissionResult.ToFirstBind): a pod's is the last successful
-// binding of it received before the watch saw the job's pods all bound.
-// A job one of whose pods has none is counted in BindsUnsplit.
+// binding of it received before the watch saw the job's pods all bound
+// (a binding is only ever created; one for an earlier pod of the same
+// name would name that pod's UID and be refused). A job one of whose
+// pods has none is counted in BindsUnsplit.
 func splitBinds(a *AdmissionResult, spans []bindSpan, namespace string, requests map[auditKey][]auditRequest) {
 	var toFirst, binds, seen []time.Duration
+	ok := func(r auditRequest) bool { return r.ok }
 	for _, s := range spans {
 		var first, last time.Time
 		split := true
 		for _, name := range s.pods {
-			var bind auditRequest
-			for _, r := range requests[auditKey{bindingResource, namespace, name}] {
-				if r.verb == "create" && r.ok && !r.received.After(s.bound) && r.received.After(bind.received) {
-					bind = r
-				}
-			}
-			if bind.received.IsZero() {
+			bind, found := lastRequest(requests[auditKey{bindingResource, namespace, name}], s.bound, ok)
+			if !found {
 				split = false
 				break
 			}

@@ -240,6 +240,38 @@ func TestAuditBinds(t *testing.T) {
 	}
 }
 
+// The first binding can come before the watch saw the last pod created,
+// and the watch can see the last bind before its answer: parts below 0,
+// still adding up. A binding received as the watch saw them bound counts;
+// another namespace's pod of the same name does not.
+func TestSplitBindsEdges(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	bound := func(from, to int) auditRequest {
+		return auditRequest{received: at(from), answered: at(to), by: "scheduler", verb: "create", ok: true}
+	}
+	requests := map[auditKey][]auditRequest{
+		{bindingResource, "ns", "p-0"}:    {bound(900, 950)},
+		{bindingResource, "ns", "p-1"}:    {bound(1500, 1600)}, // received as the watch saw it
+		{bindingResource, "other", "q-0"}: {bound(1000, 1010)},
+	}
+	a := &AdmissionResult{}
+	splitBinds(a, []bindSpan{
+		{seen: at(1000), bound: at(1500), pods: []string{"p-0", "p-1"}},
+		{seen: at(1000), bound: at(1500), pods: []string{"q-0"}},
+	}, "ns", requests)
+	if a.BindsUnsplit != 1 || a.ToFirstBind == nil || a.ToFirstBind.Count != 1 {
+		t.Fatalf("admission %+v; want one job split, the other's pod in another namespace", a)
+	}
+	got := []float64{a.ToFirstBind.P50, a.Binds.P50, a.BindsSeen.P50}
+	for i, want := range []float64{-0.1, 0.7, -0.1} {
+		if math.Abs(got[i]-want) > 1e-9 {
+			t.Errorf("parts %v; want -0.1, 0.7, -0.1", got)
+			break
+		}
+	}
+}
+
 // Without a teardown split there are no stages, rather than stages of 0 s.
 func TestAuditNothingSplit(t *testing.T) {
 	st := splitTeardowns([]teardownSpan{{job: "a", from: time.Now(), lastStop: time.Now()}}, "ns", nil)

@@ -158,17 +158,21 @@ type EtcdTimes struct {
 //   - Attempts, by result (scheduled, unschedulable, error): how many
 //     scheduling attempts of a pod and their seconds, the scheduling
 //     algorithm and binding (scheduler_scheduling_attempt_duration_seconds;
-//     a gang's pod counts from its group's cycle to its own bind);
+//     a gang's pod from its own placing's start, taken as its submission
+//     less its placing's time, to its own bind, its wait at Permit
+//     included);
 //   - PodGroupAttempts, by result: its cycles of a whole pod group (a
 //     gang) and their seconds, from the cycle's start to its pods' binding
 //     cycles started, not ended
 //     (scheduler_podgroup_scheduling_attempt_duration_seconds);
-//     PodGroupAlgorithm, those cycles' placing of the group's pods alone
-//     (scheduler_podgroup_scheduling_algorithm_duration_seconds). Both
-//     only with the GenericWorkload gate on;
-//   - RateLimiter, by verb: its client's requests' waits on its rate
-//     limiter before they were sent (rest_client_rate_limiter_duration_seconds;
-//     its bindings are POSTs, held to clientConnection's qps and burst).
+//     PodGroupAlgorithm, those cycles' snapshot update and placing of the
+//     group's pods (scheduler_podgroup_scheduling_algorithm_duration_seconds).
+//     Both only with the GenericWorkload gate on;
+//   - RateLimiter, by verb: its requests' waits on their clients' rate
+//     limiters before they were sent (rest_client_rate_limiter_duration_seconds,
+//     the whole process's: the client of its bindings, POSTs, and of its
+//     pods' status PATCHes, and its events' client, each held to
+//     clientConnection's qps and burst).
 //
 // Entries with no observation in the phase are left out;
 // PodGroupAlgorithm is there, zero or not, whenever the scheduler
