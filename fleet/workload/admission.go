@@ -116,10 +116,10 @@ type AdmissionResult struct {
 	// of their bindings answered (the scheduler's binding cycles: the
 	// POSTs on its client's rate limiter, which the status PATCHes of pods
 	// that waited at Permit share, and the apiserver's time on them);
-	// BindsSeen,
-	// from then to the watch having seen them all bound (one delivery by
-	// the watch, less any before the answer). BindsUnsplit counts the jobs
-	// left out, one or more of whose pods' bindings the log lacks.
+	// BindsSeen, from then to the watch having seen them all bound (one
+	// delivery by the watch, less any before the answer). BindsUnsplit
+	// counts the jobs left out, one or more of whose pods' bindings the
+	// log lacks.
 	ToFirstBind  *Percentiles `json:"toFirstBind,omitempty"`
 	Binds        *Percentiles `json:"binds,omitempty"`
 	BindsSeen    *Percentiles `json:"bindsSeen,omitempty"`

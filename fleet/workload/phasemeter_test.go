@@ -138,9 +138,6 @@ func TestAPIServerMeterPhases(t *testing.T) {
 	}}
 	if !reflect.DeepEqual(res.Scheduler, wantSched) {
 		t.Errorf("scheduler %+v, want %+v (the scheduled attempts and the POSTs did not move)", res.Scheduler, wantSched)
-		if got := res.Scheduler["hold"].PodGroupAlgorithm; got != nil {
-			t.Errorf("pod-group algorithm %+v", *got)
-		}
 	}
 }
 

@@ -615,12 +615,13 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 
 // wholePodsSeen is when the watch had seen every pod that ran a job
 // whole at started (those running then, named in names) created, and
-// then bound, each no earlier than from (the job's last gate removal or unsuspending):
-// pods that existed before it, as gated ones do, count from it. A pod is
-// seen bound no later than running, so from <= created <= bound <=
-// started. A pod that ended as the job started is not one of them, even
-// where it was counted toward the start (seen Running and ended at once:
-// jobTimeline's order of two events at one instant is not fixed).
+// then bound, each no earlier than from (the job's last gate removal or
+// unsuspending): pods that existed before it, as gated ones do, count
+// from it. A pod is seen bound no later than running, so from <=
+// created <= bound <= started. A pod that ended as the job started is
+// not one of them, even where it was counted toward the start (seen
+// Running and ended at once: jobTimeline's order of two events at one
+// instant is not fixed).
 func wholePodsSeen(pods []PodTimes, started, from time.Time) (created, bound time.Time, names []string) {
 	created, bound = from, from
 	for _, p := range pods {

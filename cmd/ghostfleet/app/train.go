@@ -345,7 +345,7 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 				}
 			}
 			if len(sc.RateLimiter) > 0 {
-				fmt.Fprintf(w, "; its requests waited %s on its client's rate limit", topTallies(sc.RateLimiter, "requests", len(sc.RateLimiter)))
+				fmt.Fprintf(w, "; its requests waited %s on its clients' rate limits", topTallies(sc.RateLimiter, "requests", len(sc.RateLimiter)))
 			}
 			fmt.Fprintln(w)
 		}
