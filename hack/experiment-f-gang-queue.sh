@@ -21,7 +21,9 @@
 #     admitNwK removes an admitted job's gates K at a time
 #     (`--ungate-workers K`, K ≤ 64; admitN: train's default); admitNs
 #     creates the Jobs suspended instead, no pod until admission
-#     unsuspends one (`--admit-by suspend`);
+#     unsuspends one (`--admit-by suspend`); a trailing rR (R ≤ N, with
+#     RELEASE=1) frees R jobs' nodes at once instead of one: R − 1 jobs'
+#     worth of the FILL pods are held pods instead (below);
 #   pendingN: the same pods, then N plain pods of 9 GPUs each, more than
 #     any node has, so never schedulable (`load N 9 --allow-unschedulable`,
 #     which ends once all are unschedulable), then the same stream: as
@@ -30,7 +32,11 @@
 # through the stream; after it the stream's pods and then the one 8-GPU
 # pod exit (`fault pod-exit --exit-code 0`), which frees exactly one job's
 # nodes, and once that job runs whole train is interrupted: its record's
-# startAfterFit is the time from those GPUs free to the job running.
+# startAfterFit is the time from those GPUs free to the job running. An
+# admitNrR arm holds (R − 1) × (NODES − FILL) + 1 nodes with 8-GPU pods
+# and fills (R − 1) × (NODES − FILL) fewer, the same nodes in all; they
+# exit together (`--delay 3s`: all marked, then ended by kwok at one
+# moment), which frees R jobs' nodes, and train ends once R jobs run.
 # `unload` ends each arm; the fleet is deleted at the end. Each load and
 # train writes its own results/ folder, and each stream a snapshot of its
 # window (report.html).
@@ -43,6 +49,7 @@
 #   FILL=900 STREAM=450 WAIT=60 RELEASE=1 ARMS="gang20 admit20" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3w1 admit3w8" hack/experiment-f-gang-queue.sh 5
 #   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3w8 admit3s" hack/experiment-f-gang-queue.sh
+#   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3s admit3sr3" hack/experiment-f-gang-queue.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -55,10 +62,16 @@ gang=$((nodes - fill))
 profile=${PROFILE:-gang}
 release=${RELEASE:-0}
 read -ra arms <<<"${ARMS:-control gang}"
-allowed="(allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, pendingN with N ≥ 1 pods)"
+allowed="(allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, each admitN… with a trailing rR for R ≤ N jobs released at once, pendingN with N ≥ 1 pods)"
 [ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named $allowed" >&2; exit 2; }
 for a in "${arms[@]}"; do
-	[[ $a =~ ^(control|gang|admit|(gang|admit|pending)[1-9][0-9]*|admit[1-9][0-9]*(w([1-9]|[1-5][0-9]|6[0-4])|s))$ ]] || { echo "ARMS: unknown arm \"$a\" $allowed" >&2; exit 2; }
+	[[ $a =~ ^(control|gang|admit|(gang|pending)[1-9][0-9]*|admit([1-9][0-9]*)(w([1-9]|[1-5][0-9]|6[0-4])|s)?(r([1-9][0-9]*))?)$ ]] || { echo "ARMS: unknown arm \"$a\" $allowed" >&2; exit 2; }
+	r=${BASH_REMATCH[7]}
+	if [ -n "$r" ]; then
+		[ "$r" -le "${BASH_REMATCH[3]}" ] || { echo "ARMS: arm \"$a\" releases $r jobs of its ${BASH_REMATCH[3]}: R must be at most N" >&2; exit 2; }
+		[ "$release" = 1 ] || { echo "ARMS: arm \"$a\" releases jobs, which needs RELEASE=1 (RELEASE=$release)" >&2; exit 2; }
+		[ $(((r - 1) * gang)) -le "$fill" ] || { echo "ARMS: arm \"$a\" needs $(((r - 1) * gang)) of FILL=$fill's nodes held to release $r jobs of $gang nodes: FILL must be at least that" >&2; exit 2; }
+	fi
 done
 . hack/lib.sh
 gf_build
@@ -95,15 +108,21 @@ await() {
 	exit 1
 }
 
-# arm control|gang|gangN|admit|admitN|admitNwK|admitNs|pendingN: one
+# arm control|gang|gangN|admit|admitN|admitNwK|admitNs[rR]|pendingN: one
 # arm, from an unloaded fleet back to one.
 arm() {
-	if [ "$fill" -gt 0 ]; then
-		echo "== $1: $fill 8-GPU pods take as many nodes"
-		"$bin" --name "$name" load "$fill" 8 --namespace gf-exp-fill
+	local rel=1 a=$1
+	if [[ $a =~ ^admit.*r([0-9]+)$ ]]; then
+		rel=${BASH_REMATCH[1]}
+		a=${a%r*}
 	fi
-	echo "== $1: one 8-GPU pod takes a node"
-	"$bin" --name "$name" load 1 8 --namespace gf-exp-held
+	local armfill=$((fill - (rel - 1) * gang)) held=$(((rel - 1) * gang + 1))
+	if [ "$armfill" -gt 0 ]; then
+		echo "== $1: $armfill 8-GPU pods take as many nodes"
+		"$bin" --name "$name" load "$armfill" 8 --namespace gf-exp-fill
+	fi
+	echo "== $1: $held 8-GPU pod(s) take as many nodes, to be freed"
+	"$bin" --name "$name" load "$held" 8 --namespace gf-exp-held
 	if [[ $1 == pending* ]]; then
 		local n=${1#pending}
 		echo "== $1: $n pods of 9 GPUs, more than any node has, never schedulable"
@@ -115,9 +134,9 @@ arm() {
 			exit 1
 		}
 	elif [ "$1" != control ]; then
-		local jobs=${1#gang} admission=none by=() waiting
-		if [[ $1 == admit* ]]; then
-			jobs=${1#admit} admission=quota
+		local jobs=${a#gang} admission=none by=() waiting
+		if [[ $a == admit* ]]; then
+			jobs=${a#admit} admission=quota
 			if [[ $jobs == *w* ]]; then
 				by=(--ungate-workers "${jobs#*w}")
 				jobs=${jobs%w*}
@@ -129,7 +148,7 @@ arm() {
 		jobs=${jobs:-1}
 		local train=("$bin" --name "$name" train --jobs "$jobs" --pods-per-job "$gang" --gpus-per-pod 8 --gang on --admission "$admission" "${by[@]}" --stall 0)
 		if [ "$release" = 1 ]; then
-			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission${by:+ ${by[*]}}, train in the background until one runs"
+			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission${by:+ ${by[*]}}, train in the background until $rel of them run"
 			"${train[@]}" --timeout 3600s >"$trainlog" 2>&1 &
 			train_pid=$!
 		else
@@ -145,7 +164,7 @@ arm() {
 		# The Job controller creates pods at its client's QPS: the stream
 		# starts once every gang's pods exist (and so every gang is tried);
 		# a suspended Job has none until admitted (here, none is).
-		if [[ $1 == admit*s ]]; then
+		if [[ $a == admit*s ]]; then
 			echo "== $1: the $jobs Jobs wait suspended, with no pod"
 			waiting=0
 		else
@@ -169,18 +188,20 @@ arm() {
 	"$bin" --name "$name" load "$stream" 1 --rate "$rate" --namespace gf-exp-stream 2>&1 | tee "$log" || echo "== the stream's load failed (its record says why)"
 	snapshot_of "$log" || true
 	if [ "$release" = 1 ] && [[ $1 == gang* || $1 == admit* ]]; then
-		echo "== $1: the stream's pods exit, then the one 8-GPU pod: one job's nodes free"
+		local delay=()
+		[ "$rel" -eq 1 ] || delay=(--delay 3s)
+		echo "== $1: the stream's pods exit, then the $held held 8-GPU pod(s)${delay:+, together}: $rel job(s)' nodes free"
 		"$bin" --name "$name" fault pod-exit --exit-code 0 --namespace gf-exp-stream >/dev/null
 		await running -le $((fill + 1)) "the stream's pods ending"
-		"$bin" --name "$name" fault pod-exit --exit-code 0 --namespace gf-exp-held >/dev/null
-		await running -ge $((fill + gang)) "one job running whole"
+		"$bin" --name "$name" fault pod-exit --exit-code 0 "${delay[@]}" --namespace gf-exp-held >/dev/null
+		await running -ge $((fill + gang)) "$rel job(s) running whole"
 		sleep 2 # the run's own watch sees it too
-		kill -INT "$train_pid" 2>/dev/null || true # a run of one job ends by itself
+		kill -INT "$train_pid" 2>/dev/null || true # a run whose jobs all run ends by itself
 		wait "$train_pid" || true
 		train_pid=
 		cat "$trainlog"
-		grep -q "jobs fully running 1, partly 0, not at all $((jobs - 1))$" "$trainlog" || {
-			echo "== not exactly one job ran whole after the release (see train's output above): stopping"
+		grep -q "jobs fully running $rel, partly 0, not at all $((jobs - rel))$" "$trainlog" || {
+			echo "== not exactly $rel job(s) ran whole after the release (see train's output above): stopping"
 			exit 1
 		}
 	fi

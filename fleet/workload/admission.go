@@ -79,6 +79,13 @@ type AdmissionResult struct {
 	// UngateWorkers is how many gate removals were in flight at once
 	// (TrainOptions.UngateWorkers).
 	UngateWorkers int `json:"ungateWorkers"`
+	// AdmittedAt is when each admitted job was admitted, in order
+	// (strict FIFO: the run's jobs in creation order), and AdmittedSpan
+	// the seconds from the first of them to the last (0 with fewer than
+	// two): how close together jobs that free GPUs came to cover at once
+	// were released, those GPUs freeing as the pods holding them ended.
+	AdmittedAt   []time.Time `json:"admittedAt,omitempty"`
+	AdmittedSpan float64     `json:"admittedSpan"`
 	// For each admitted job that started whole (its last gate removed
 	// before it did: not a replacement's, after), its StartAfterFit in
 	// three parts, which add up to it: AdmitAfterFit, from the fit (or
@@ -320,6 +327,10 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 			LeftSuspended: len(a.suspended), GateRemovalErrors: a.errors, UngateWorkers: a.workers}}
 		for _, job := range a.order[:a.admitted] {
 			out.LeftGated += len(a.gated[job])
+			out.AdmittedAt = append(out.AdmittedAt, a.admittedAt[job].UTC())
+		}
+		if n := a.admitted; n > 1 {
+			out.AdmittedSpan = a.admittedAt[a.order[n-1]].Sub(a.admittedAt[a.order[0]]).Seconds()
 		}
 		if a.watchErr != nil {
 			out.WatchError = a.watchErr.Error()

@@ -156,6 +156,13 @@ func TestAdmitter(t *testing.T) {
 	if end.UngateWorkers != 1 {
 		t.Errorf("ungate workers %d recorded; want the 1 it ran with", end.UngateWorkers)
 	}
+	// a and b were admitted in that order, more than 1.5 s apart (the
+	// wait above), and the span is the time between them.
+	a, _ := end.times.admitted("a", time.Now())
+	b, _ := end.times.admitted("b", time.Now())
+	if at, span := end.AdmittedAt, end.AdmittedSpan; len(at) != 2 || !at[0].Equal(a) || !at[1].Equal(b) || span < 1.5 || span != b.Sub(a).Seconds() {
+		t.Errorf("admitted at %v, span %vs; want a's then b's admission (%v, %v), and the span between them", at, span, a, b)
+	}
 }
 
 // Without admission, free GPUs are what bound pods leave: a pod of the

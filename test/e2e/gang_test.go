@@ -266,8 +266,8 @@ func TestGangAndAB(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := trained()
-			if a := res.Admission; a == nil || a.By != by || a.JobsAdmitted != 1 || a.GateRemovalErrors != 0 || res.JobsStarted != 1 || res.Outcome != runs.AllStarted {
-				t.Errorf("admission %+v, %d jobs started, outcome %q; want 1 admitted by %s, none failed, 1 started, %q", a, res.JobsStarted, res.Outcome, by, runs.AllStarted)
+			if a := res.Admission; a == nil || a.By != by || a.JobsAdmitted != 1 || len(a.AdmittedAt) != 1 || a.AdmittedSpan != 0 || a.GateRemovalErrors != 0 || res.JobsStarted != 1 || res.Outcome != runs.AllStarted {
+				t.Errorf("admission %+v, %d jobs started, outcome %q; want 1 admitted by %s (its time kept, no span), none failed, 1 started, %q", a, res.JobsStarted, res.Outcome, by, runs.AllStarted)
 			}
 			// Counted from the fill's pods gone, not from the job's creation.
 			if f := res.StartAfterFit; f == nil || f.Count != 1 || f.Max <= 0 || f.Max >= res.StartLatency.Max || len(res.JobsStartedAt) != 1 {

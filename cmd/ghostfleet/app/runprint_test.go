@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
@@ -181,5 +182,25 @@ func TestPrintEtcdTrace(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// train's summary says over how long the admitted jobs were admitted when
+// there were several, and says nothing of it for one.
+func TestPrintAdmittedSpan(t *testing.T) {
+	at := time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
+	var r runs.TrainResult
+	r.Admission = &workload.AdmissionResult{Mode: workload.AdmissionQuota, By: workload.AdmitBySuspend, JobsAdmitted: 3,
+		AdmittedAt: []time.Time{at, at.Add(time.Second), at.Add(1500 * time.Millisecond)}, AdmittedSpan: 1.5}
+	var b strings.Builder
+	printTrain(&b, r)
+	if want := "  the 3 admitted, first to last, over 1.50s\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+	r.Admission.AdmittedAt, r.Admission.AdmittedSpan = r.Admission.AdmittedAt[:1], 0
+	b.Reset()
+	printTrain(&b, r)
+	if strings.Contains(b.String(), "first to last") {
+		t.Errorf("one job admitted, yet a span is printed:\n%s", b.String())
 	}
 }

@@ -172,7 +172,8 @@ rising to cover it (a fleet-wide sum, not a placement) to it running whole
 (startAfterFit); admitted runs split each job's into the wait for
 admission, the gates' removal (or the Job's unsuspending) and the rest
 (admission.admitAfterFit, .ungate, .startAfterUngate, which add up per
-job, not at their percentiles), and the rest again at the run's pods
+job, not at their percentiles; .admittedAt and .admittedSpan say when
+each job was admitted and over how long), and the rest again at the run's pods
 watch seeing the job's pods all created, then all bound (.podsCreated,
 .podsBound, .podsRunning). On a fleet that keeps the apiserver's audit
 log (a profile with apiServer.auditPolicy), the bound part splits again
@@ -257,6 +258,9 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			fmt.Fprintf(w, "  admission %s by suspend: %d jobs admitted, %d still suspended; unsuspendings failed %d, admitted jobs left suspended %d\n", a.Mode, a.JobsAdmitted, a.JobsHeld, a.GateRemovalErrors, a.LeftSuspended)
 		} else {
 			fmt.Fprintf(w, "  admission %s: %d jobs admitted, %d still held behind the gate; gate removals failed %d, pods of admitted jobs left gated %d (%d removals at once)\n", a.Mode, a.JobsAdmitted, a.JobsHeld, a.GateRemovalErrors, a.LeftGated, a.UngateWorkers)
+		}
+		if n := len(a.AdmittedAt); n > 1 {
+			fmt.Fprintf(w, "  the %d admitted, first to last, over %.2fs\n", n, a.AdmittedSpan)
 		}
 		if f, g, s := a.AdmitAfterFit, a.Ungate, a.StartAfterUngate; f != nil && f.Count > 0 && g != nil && s != nil {
 			release := "removing the gates"
