@@ -33,7 +33,7 @@
 # pod exit (`fault pod-exit --exit-code 0`), which frees exactly one job's
 # nodes, and once that job runs whole train is interrupted: its record's
 # startAfterFit is the time from those GPUs free to the job running. An
-# admitNrR arm holds (R − 1) × (NODES − FILL) + 1 nodes with 8-GPU pods
+# admitN[wK|s]rR arm holds (R − 1) × (NODES − FILL) + 1 nodes with 8-GPU pods
 # and fills (R − 1) × (NODES − FILL) fewer, the same nodes in all; they
 # exit together (`--delay 3s`: all marked, then ended by kwok at one
 # moment), which frees R jobs' nodes, and train ends once R jobs run.
@@ -98,6 +98,10 @@ await() {
 		n=$(count "$1")
 		[ -n "$n" ] && [ "$n" "$2" "$3" ] && return 0
 		if [ -n "$train_pid" ] && ! kill -0 "$train_pid" 2>/dev/null; then
+			# A train whose jobs all run ends by itself: it may have
+			# done so just after the count above was read.
+			n=$(count "$1")
+			[ -n "$n" ] && [ "$n" "$2" "$3" ] && return 0
 			cat "$trainlog"
 			echo "== $4: train ended (its output above): stopping"
 			exit 1
@@ -121,7 +125,7 @@ arm() {
 		echo "== $1: $armfill 8-GPU pods take as many nodes"
 		"$bin" --name "$name" load "$armfill" 8 --namespace gf-exp-fill
 	fi
-	echo "== $1: $held 8-GPU pod(s) take as many nodes, to be freed"
+	echo "== $1: $held 8-GPU pod(s) take as many nodes"
 	"$bin" --name "$name" load "$held" 8 --namespace gf-exp-held
 	if [[ $1 == pending* ]]; then
 		local n=${1#pending}

@@ -78,6 +78,49 @@ func gatedPod(ns, job string, i, gpus int) *corev1.Pod {
 	return p
 }
 
+// Two jobs that free GPUs come to cover within one pass are admitted
+// together: the two other pods that held their 32 GPUs end one right
+// after the other (the pass waits 100 ms after a change), and the span
+// of their admissions is 0; the third job waits.
+func TestAdmitterTogether(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const ns = "gf-train"
+	var others []runtime.Object
+	for i := range 3 {
+		o := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("other-%d", i), Namespace: "gf-load", UID: types.UID(fmt.Sprintf("other-%d", i))}, Spec: PodSpec(16)}
+		o.Spec.NodeName = fmt.Sprintf("n%d", i)
+		others = append(others, o)
+	}
+	cs := fake.NewClientset(append(others, gatedPod(ns, "a", 0, 16), gatedPod(ns, "b", 0, 16), gatedPod(ns, "c", 0, 16))...)
+	w := watch.NewFake()
+	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, w, nil })
+	adm, stop, err := startAdmitter(ctx, cs, ns, "train-1", 48, 16, true, AdmitByGate, 1, progress.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, job := range []string{"a", "b", "c"} {
+		adm.add(job)
+	}
+	time.Sleep(1500 * time.Millisecond) // more than a pass's tick: nothing fits
+	for i, o := range others[:2] {
+		p := o.(*corev1.Pod)
+		p.ResourceVersion = fmt.Sprint(10 + i)
+		w.Delete(p)
+	}
+	for !func() bool { adm.mu.Lock(); defer adm.mu.Unlock(); return adm.admitted == 2 }() {
+		if ctx.Err() != nil {
+			t.Fatal("two jobs not admitted within 30s of their GPUs freeing")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // a pass more: c must still wait
+	end := stop()
+	if at := end.AdmittedAt; end.JobsAdmitted != 2 || len(at) != 2 || !at[0].Equal(at[1]) || end.AdmittedSpan != 0 {
+		t.Errorf("admitted %d at %v, span %vs; want a and b admitted in one pass (one time, span 0), c held", end.JobsAdmitted, at, end.AdmittedSpan)
+	}
+}
+
 // On a fleet of 32 GPUs where another workload's pod holds 8: the first
 // job of 16 GPUs is admitted, the second (16 more, 8 free) is held, and
 // so is the third, in line behind it. A pod the Job controller creates
