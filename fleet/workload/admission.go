@@ -131,6 +131,49 @@ type AdmissionResult struct {
 	Binds        *Percentiles `json:"binds,omitempty"`
 	BindsSeen    *Percentiles `json:"bindsSeen,omitempty"`
 	BindsUnsplit int          `json:"bindsUnsplit,omitempty"`
+	// Jobs are the same figures job by job, for each admitted job that
+	// started whole, in the order admitted: the percentiles above cannot
+	// say which of jobs freed together was the slowest, nor whether its
+	// parts are one job's.
+	Jobs []AdmittedJob `json:"jobs,omitempty"`
+}
+
+// AdmittedJob is one admitted job's figures, in seconds (see
+// AdmissionResult for each): StartAfterFit is its parts' sum,
+// AdmitAfterFit + Ungate + StartAfterUngate, and StartAfterUngate is
+// PodsCreated + PodsBound + PodsRunning.
+type AdmittedJob struct {
+	// Job is the job's name, Order its place among those admitted (1 is
+	// the first; jobs admitted in one pass have one AdmittedAt).
+	Job              string  `json:"job"`
+	Order            int     `json:"order"`
+	StartAfterFit    float64 `json:"startAfterFit"`
+	AdmitAfterFit    float64 `json:"admitAfterFit"`
+	Ungate           float64 `json:"ungate"`
+	StartAfterUngate float64 `json:"startAfterUngate"`
+	PodsCreated      float64 `json:"podsCreated"`
+	PodsBound        float64 `json:"podsBound"`
+	PodsRunning      float64 `json:"podsRunning"`
+	// BindSplit is the job's PodsBound split at its pods' bindings, from
+	// the audit log; nil when not split.
+	BindSplit *JobBinds `json:"bindSplit,omitempty"`
+}
+
+// JobBinds is one admitted job's PodsBound split at its pods' bindings
+// (see AdmissionResult.ToFirstBind; ToFirstBind + Binds + BindsSeen is
+// PodsBound), and its Binds seen two ways: Sent, from the apiserver
+// receiving the first of the bindings to receiving the last (the
+// scheduler's binding cycles sending them, each after a token from its
+// client's limiter), and ServedMax, the longest the apiserver took to
+// answer one of them (APF's queue and the binding itself). Binds is at
+// most Sent + ServedMax: the last answer comes after the last receipt by
+// no more than that binding's time.
+type JobBinds struct {
+	ToFirstBind float64 `json:"toFirstBind"`
+	Binds       float64 `json:"binds"`
+	BindsSeen   float64 `json:"bindsSeen"`
+	Sent        float64 `json:"sent"`
+	ServedMax   float64 `json:"servedMax"`
 }
 
 // DefaultUngateWorkers are the gate removals in flight at once unless
@@ -222,9 +265,11 @@ type admitterEnd struct {
 }
 
 // admissionTimes are the moments an admitter saw: fits (admitter.fits),
-// and, under admission, each admitted job's admittedAt and ungatedAt.
+// and, under admission, the admitted jobs in order and each one's
+// admittedAt and ungatedAt.
 type admissionTimes struct {
 	fits       []time.Time
+	order      []string
 	admittedAt map[string]time.Time
 	ungatedAt  map[string][]time.Time
 }
@@ -336,7 +381,7 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 			out.WatchError = a.watchErr.Error()
 		} else {
 			// The admitter is done: what it kept is handed over.
-			out.times = &admissionTimes{fits: a.fits, admittedAt: a.admittedAt, ungatedAt: a.ungatedAt}
+			out.times = &admissionTimes{fits: a.fits, order: a.order[:a.admitted], admittedAt: a.admittedAt, ungatedAt: a.ungatedAt}
 		}
 		return out
 	}, nil

@@ -256,6 +256,7 @@ func TestStartAfterFit(t *testing.T) {
 		// running whole 1.25s after that, then a replacement worker's
 		// gate removed at 14s (of no start); c's gates all came off
 		// after it started (by a clock skew), so it has no parts.
+		order:      []string{"c", "b"},
 		admittedAt: map[string]time.Time{"b": at(10.5), "c": at(5)},
 		ungatedAt:  map[string][]time.Time{"b": {at(10.6), at(10.75), at(14)}, "c": {at(8)}},
 	}
@@ -271,6 +272,10 @@ func TestStartAfterFit(t *testing.T) {
 		if part.got == nil || part.got.Count != 1 || part.got.Max != part.want {
 			t.Errorf("%s %+v; want job b's alone, %gs", part.name, part.got, part.want)
 		}
+	}
+	// Job by job: b alone, the second admitted, its parts adding up.
+	if j := res.Admission.Jobs; len(j) != 1 || j[0].Job != "b" || j[0].Order != 2 || j[0].StartAfterFit != 2 || j[0].AdmitAfterFit != 0.5 || j[0].Ungate != 0.25 || j[0].StartAfterUngate != 1.25 {
+		t.Errorf("jobs %+v; want b alone, second admitted, 2s = 0.5 + 0.25 + 1.25", j)
 	}
 	if res, _ := trainAccounting(TrainResult{Jobs: 4, PodsPerJob: 1, GPUsPerPod: 8}, pods, created, at(20), nil); res.StartAfterFit != nil {
 		t.Errorf("start after fit %+v with free GPUs not followed; want none", res.StartAfterFit)
@@ -316,7 +321,7 @@ func TestStartAfterUngateParts(t *testing.T) {
 			for i := range tt.pods {
 				tt.pods[i].Name, tt.pods[i].Group, tt.pods[i].Created = fmt.Sprint("p", i), "j", at(0)
 			}
-			times := &admissionTimes{fits: []time.Time{at(0)}, admittedAt: map[string]time.Time{"j": at(0.5)}, ungatedAt: map[string][]time.Time{"j": {at(1)}}}
+			times := &admissionTimes{fits: []time.Time{at(0)}, order: []string{"j"}, admittedAt: map[string]time.Time{"j": at(0.5)}, ungatedAt: map[string][]time.Time{"j": {at(1)}}}
 			res, spans := trainAccounting(TrainResult{Jobs: 1, PodsPerJob: 2, GPUsPerPod: 8, Admission: &AdmissionResult{}}, tt.pods, map[string]time.Time{"j": at(0)}, at(20), times)
 			a := res.Admission
 			if a.PodsCreated == nil || a.PodsBound == nil || a.PodsRunning == nil || a.StartAfterUngate == nil || a.PodsCreated.Count != 1 {
@@ -332,9 +337,13 @@ func TestStartAfterUngateParts(t *testing.T) {
 			if sum := got[0] + got[1] + got[2]; math.Abs(sum-a.StartAfterUngate.Max) > 1e-9 {
 				t.Errorf("parts add up to %gs; want startAfterUngate's %gs", sum, a.StartAfterUngate.Max)
 			}
+			// The one job's own figures are the same.
+			if j := a.Jobs; len(j) != 1 || j[0].Job != "j" || j[0].Order != 1 || fmt.Sprint([]float64{j[0].PodsCreated, j[0].PodsBound, j[0].PodsRunning}) != fmt.Sprint(got) || j[0].StartAfterUngate != a.StartAfterUngate.Max {
+				t.Errorf("jobs %+v; want j's alone, first admitted, its parts %v", j, got)
+			}
 			// The audit log splits the bound part of the same pods, over
 			// the same span.
-			if b := spans.binds; len(b) != 1 || fmt.Sprint(b[0].pods) != tt.names || math.Abs(b[0].bound.Sub(b[0].seen).Seconds()-a.PodsBound.Max) > 1e-9 {
+			if b := spans.binds; len(b) != 1 || b[0].job != "j" || fmt.Sprint(b[0].pods) != tt.names || math.Abs(b[0].bound.Sub(b[0].seen).Seconds()-a.PodsBound.Max) > 1e-9 {
 				t.Errorf("binds handed to the audit log %+v; want one over pods %s, %gs long", b, tt.names, a.PodsBound.Max)
 			}
 		})

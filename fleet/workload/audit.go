@@ -399,8 +399,9 @@ type auditSpans struct {
 
 // bindSpan is one admitted job's AdmissionResult.PodsBound: from the
 // watch having seen its pods (those that ran it whole) all created to it
-// having seen them all bound, and the pods' names.
+// having seen them all bound, the job's name and the pods'.
 type bindSpan struct {
+	job         string
 	seen, bound time.Time
 	pods        []string
 }
@@ -437,7 +438,8 @@ func splitBinds(a *AdmissionResult, spans []bindSpan, namespace string, requests
 	var toFirst, binds, seen []time.Duration
 	ok := func(r auditRequest) bool { return r.ok }
 	for _, s := range spans {
-		var first, last time.Time
+		var first, lastIn, last time.Time
+		var served time.Duration
 		split := true
 		for _, name := range s.pods {
 			bind, found := lastRequest(requests[auditKey{bindingResource, namespace, name}], s.bound, ok)
@@ -448,15 +450,19 @@ func splitBinds(a *AdmissionResult, spans []bindSpan, namespace string, requests
 			if first.IsZero() || bind.received.Before(first) {
 				first = bind.received
 			}
-			last = maxTime(last, bind.answered)
+			lastIn, last = maxTime(lastIn, bind.received), maxTime(last, bind.answered)
+			served = max(served, bind.answered.Sub(bind.received))
 		}
 		if !split || len(s.pods) == 0 {
 			a.BindsUnsplit++
 			continue
 		}
-		toFirst = append(toFirst, first.Sub(s.seen))
-		binds = append(binds, last.Sub(first))
-		seen = append(seen, s.bound.Sub(last))
+		parts := [3]time.Duration{first.Sub(s.seen), last.Sub(first), s.bound.Sub(last)}
+		toFirst, binds, seen = append(toFirst, parts[0]), append(binds, parts[1]), append(seen, parts[2])
+		if i := slices.IndexFunc(a.Jobs, func(j AdmittedJob) bool { return j.Job == s.job }); i >= 0 {
+			a.Jobs[i].BindSplit = &JobBinds{ToFirstBind: parts[0].Seconds(), Binds: parts[1].Seconds(), BindsSeen: parts[2].Seconds(),
+				Sent: lastIn.Sub(first).Seconds(), ServedMax: served.Seconds()}
+		}
 	}
 	if len(toFirst) > 0 {
 		a.ToFirstBind, a.Binds, a.BindsSeen = new(Summarise(toFirst)), new(Summarise(binds)), new(Summarise(seen))

@@ -199,8 +199,8 @@ func TestAuditBinds(t *testing.T) {
 	lines := []string{
 		auditLine("ResponseComplete", "create", "pods/binding", "j1-0", sched, 409, at(1500), at(1510)), // refused: not its binding
 		auditLine("ResponseComplete", "patch", "pods/status", "j1-0", sched, 200, at(1150), at(1160)),   // not a binding
-		auditLine("ResponseComplete", "create", "pods/binding", "j1-1", sched, 201, at(1300), at(1400)),
-		auditLine("ResponseComplete", "create", "pods/binding", "j1-0", sched, 201, at(1200), at(1250)),
+		auditLine("ResponseComplete", "create", "pods/binding", "j1-1", sched, 201, at(1350), at(1400)),
+		auditLine("ResponseComplete", "create", "pods/binding", "j1-0", sched, 201, at(1200), at(1280)),
 		auditLine("ResponseComplete", "create", "pods/binding", "j1-0", sched, 201, at(2500), at(2510)), // after the watch saw it bound
 		auditLine("ResponseComplete", "create", "pods/binding", "j2-0", sched, 201, at(1200), at(1300)),
 	}
@@ -210,10 +210,10 @@ func TestAuditBinds(t *testing.T) {
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(3000)}}
 	spans := auditSpans{binds: []bindSpan{
-		{seen: at(1000), bound: at(2000), pods: []string{"j1-0", "j1-1"}},
-		{seen: at(1000), bound: at(2000), pods: []string{"j2-0", "j2-1"}}, // j2-1 has no binding
+		{job: "j1", seen: at(1000), bound: at(2000), pods: []string{"j1-0", "j1-1"}},
+		{job: "j2", seen: at(1000), bound: at(2000), pods: []string{"j2-0", "j2-1"}}, // j2-1 has no binding
 	}}
-	res := TrainResult{Admission: &AdmissionResult{}}
+	res := TrainResult{Admission: &AdmissionResult{Jobs: []AdmittedJob{{Job: "j1", Order: 1}, {Job: "j2", Order: 2}}}}
 	if _, err := recordAudit(&res, path, 0, "ns", spans, phases); err != nil {
 		t.Fatal(err)
 	}
@@ -228,6 +228,20 @@ func TestAuditBinds(t *testing.T) {
 	}{{"to the first bind", a.ToFirstBind.P50, 0.2}, {"binds", a.Binds.P50, 0.2}, {"binds seen", a.BindsSeen.P50, 0.6}} {
 		if math.Abs(c.got-c.want) > 1e-9 {
 			t.Errorf("%s: %g s, want %g s", c.name, c.got, c.want)
+		}
+	}
+	// The same parts for j1 alone, and its bindings sent over 0.15 s (the
+	// first received at 1.2 s, the last at 1.35 s), the slowest answered
+	// in 0.08 s (j1-0's); j2 is not split.
+	if j1, j2 := a.Jobs[0].BindSplit, a.Jobs[1].BindSplit; j1 == nil || j2 != nil {
+		t.Errorf("jobs' splits %+v, %+v; want j1's alone", j1, j2)
+	} else {
+		got := []float64{j1.ToFirstBind, j1.Binds, j1.BindsSeen, j1.Sent, j1.ServedMax}
+		for i, want := range []float64{0.2, 0.2, 0.6, 0.15, 0.08} {
+			if math.Abs(got[i]-want) > 1e-9 {
+				t.Errorf("j1's to the first, binds, seen, sent, slowest served %v; want 0.2, 0.2, 0.6, 0.15, 0.08", got)
+				break
+			}
 		}
 	}
 	if got := res.AuditedRequests["train"]["scheduler create pods/binding"]; got != 5 {

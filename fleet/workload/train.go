@@ -514,6 +514,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 	var partial []gpuEvent
 	var starts, afterFit, recoveries, teardowns, assemblies []time.Duration
 	var admitAfterFit, ungate, startAfterUngate, podsCreated, podsBound, podsRunning []time.Duration
+	var jobs []AdmittedJob
 	var fits []time.Time
 	if times != nil {
 		fits = times.fits
@@ -536,14 +537,21 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 			}
 			afterFit = append(afterFit, t.started.Sub(from))
 			if !admitted.IsZero() && !ungated.IsZero() {
-				admitAfterFit = append(admitAfterFit, admitted.Sub(from))
-				ungate = append(ungate, ungated.Sub(admitted))
-				startAfterUngate = append(startAfterUngate, t.started.Sub(ungated))
 				seen, bound, names := wholePodsSeen(jp, t.started, ungated)
-				podsCreated = append(podsCreated, seen.Sub(ungated))
-				podsBound = append(podsBound, bound.Sub(seen))
-				podsRunning = append(podsRunning, t.started.Sub(bound))
-				spans.binds = append(spans.binds, bindSpan{seen: seen, bound: bound, pods: names})
+				j := AdmittedJob{Job: job, Order: slices.Index(times.order, job) + 1, StartAfterFit: t.started.Sub(from).Seconds()}
+				for _, part := range []struct {
+					all  *[]time.Duration
+					this *float64
+					d    time.Duration
+				}{
+					{&admitAfterFit, &j.AdmitAfterFit, admitted.Sub(from)}, {&ungate, &j.Ungate, ungated.Sub(admitted)},
+					{&startAfterUngate, &j.StartAfterUngate, t.started.Sub(ungated)}, {&podsCreated, &j.PodsCreated, seen.Sub(ungated)},
+					{&podsBound, &j.PodsBound, bound.Sub(seen)}, {&podsRunning, &j.PodsRunning, t.started.Sub(bound)},
+				} {
+					*part.all, *part.this = append(*part.all, part.d), part.d.Seconds()
+				}
+				jobs = append(jobs, j)
+				spans.binds = append(spans.binds, bindSpan{job: job, seen: seen, bound: bound, pods: names})
 			}
 		case t.runningAtEnd > 0:
 			res.JobsPartial++
@@ -605,6 +613,8 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 		if a := res.Admission; a != nil {
 			a.AdmitAfterFit, a.Ungate, a.StartAfterUngate = new(Summarise(admitAfterFit)), new(Summarise(ungate)), new(Summarise(startAfterUngate))
 			a.PodsCreated, a.PodsBound, a.PodsRunning = new(Summarise(podsCreated)), new(Summarise(podsBound)), new(Summarise(podsRunning))
+			slices.SortFunc(jobs, func(x, y AdmittedJob) int { return cmp.Compare(x.Order, y.Order) })
+			a.Jobs = jobs
 		}
 	}
 	res.Recovery = Summarise(recoveries)

@@ -204,3 +204,32 @@ func TestPrintAdmittedSpan(t *testing.T) {
 		t.Errorf("one job admitted, yet a span is printed:\n%s", b.String())
 	}
 }
+
+// With several jobs' own figures the summary names the slowest to run
+// whole after its fit, with its parts and its bindings' split; with one
+// it names none.
+func TestPrintSlowestAdmitted(t *testing.T) {
+	var r runs.TrainResult
+	r.Admission = &workload.AdmissionResult{Mode: workload.AdmissionQuota, By: workload.AdmitBySuspend, JobsAdmitted: 3, Jobs: []workload.AdmittedJob{
+		{Job: "t-0", Order: 1, StartAfterFit: 1.5},
+		{Job: "t-2", Order: 3, StartAfterFit: 6.75, AdmitAfterFit: 0.25, Ungate: 0.5, PodsCreated: 1, PodsBound: 4, PodsRunning: 1,
+			BindSplit: &workload.JobBinds{ToFirstBind: 0.5, Binds: 3.25, BindsSeen: 0.25, Sent: 3.2, ServedMax: 0.012}},
+		{Job: "t-1", Order: 2, StartAfterFit: 3},
+	}}
+	var b strings.Builder
+	printTrain(&b, r)
+	for _, want := range []string{
+		"  the slowest, t-2 (admitted 3 of 3): 6.75s = to admission 0.25s + release 0.50s + pods seen created 1.00s, bound 4.00s, running 1.00s\n",
+		"    its bound part: to the first binding 0.50s, the bindings 3.25s (sent over 3.20s, the slowest answered in 0.012s), seen 0.25s\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	r.Admission.Jobs = r.Admission.Jobs[:1]
+	b.Reset()
+	printTrain(&b, r)
+	if strings.Contains(b.String(), "the slowest") {
+		t.Errorf("one job, yet a slowest is named:\n%s", b.String())
+	}
+}

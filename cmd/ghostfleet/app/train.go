@@ -179,7 +179,10 @@ watch seeing the job's pods all created, then all bound (.podsCreated,
 log (a profile with apiServer.auditPolicy), the bound part splits again
 at the apiserver receiving the first of those pods' bindings and
 answering the last (.toFirstBind, .binds, .bindsSeen: the scheduler's
-pod-group cycle, its bindings, the watch).`,
+pod-group cycle, its bindings, the watch). .admission.jobs holds the
+same figures job by job, in the order admitted, with each job's bindings
+sent over (first to last received) and the slowest one's answer; the
+summary names the slowest job.`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
@@ -247,6 +250,18 @@ func (o *trainOptions) run(ctx context.Context) error {
 	return err
 }
 
+// printSlowestAdmitted names the admitted job that ran whole last after
+// its fit, with its own parts (the summary's are medians over jobs).
+func printSlowestAdmitted(w io.Writer, jobs []workload.AdmittedJob) {
+	j := slices.MaxFunc(jobs, func(x, y workload.AdmittedJob) int { return cmp.Compare(x.StartAfterFit, y.StartAfterFit) })
+	fmt.Fprintf(w, "  the slowest, %s (admitted %d of %d): %.2fs = to admission %.2fs + release %.2fs + pods seen created %.2fs, bound %.2fs, running %.2fs\n",
+		j.Job, j.Order, len(jobs), j.StartAfterFit, j.AdmitAfterFit, j.Ungate, j.PodsCreated, j.PodsBound, j.PodsRunning)
+	if b := j.BindSplit; b != nil {
+		fmt.Fprintf(w, "    its bound part: to the first binding %.2fs, the bindings %.2fs (sent over %.2fs, the slowest answered in %.3fs), seen %.2fs\n",
+			b.ToFirstBind, b.Binds, b.Sent, b.ServedMax, b.BindsSeen)
+	}
+}
+
 func printTrain(w io.Writer, r runs.TrainResult) {
 	fmt.Fprintf(w, "train: %d jobs × %d pods × %d GPUs%s — %s after %.1fs\n", r.Jobs, r.PodsPerJob, r.GPUsPerPod, gangWords(r.TrainResult), r.Outcome, r.DurationSeconds)
 	fmt.Fprintf(w, "  jobs fully running %d, partly %d, not at all %d\n", r.JobsStarted, r.JobsPartial, r.JobsWaiting)
@@ -276,6 +291,9 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			} else if a.BindsUnsplit > 0 {
 				fmt.Fprintf(w, "  the bound part is not split: the audit log lacks bindings of %d jobs' pods\n", a.BindsUnsplit)
 			}
+		}
+		if len(a.Jobs) > 1 {
+			printSlowestAdmitted(w, a.Jobs)
 		}
 		if a.WatchError != "" {
 			fmt.Fprintf(w, "  admission stopped early: the pods watch ended: %s\n", a.WatchError)
