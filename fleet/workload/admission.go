@@ -134,7 +134,7 @@ type AdmissionResult struct {
 	// Jobs are the same figures job by job, for each admitted job that
 	// started whole, in the order admitted: the percentiles above cannot
 	// say which of jobs freed together was the slowest, nor whether its
-	// parts are one job's.
+	// parts are one job's. Absent when the watch ended early.
 	Jobs []AdmittedJob `json:"jobs,omitempty"`
 }
 
@@ -165,9 +165,11 @@ type AdmittedJob struct {
 // receiving the first of the bindings to receiving the last (the
 // scheduler's binding cycles sending them, each after a token from its
 // client's limiter), and ServedMax, the longest the apiserver took to
-// answer one of them (APF's queue and the binding itself). Binds is at
-// most Sent + ServedMax: the last answer comes after the last receipt by
-// no more than that binding's time.
+// answer one of them (APF's queue and the binding itself). Sent <= Binds
+// <= Sent + ServedMax: the last answer comes after the last receipt, and
+// after its own binding's receipt by no more than ServedMax. Received is
+// when the apiserver read the request: time in the client's connection
+// counts as sending.
 type JobBinds struct {
 	ToFirstBind float64 `json:"toFirstBind"`
 	Binds       float64 `json:"binds"`
@@ -381,7 +383,7 @@ func startAdmitter(ctx context.Context, cs kubernetes.Interface, ns, runID strin
 			out.WatchError = a.watchErr.Error()
 		} else {
 			// The admitter is done: what it kept is handed over.
-			out.times = &admissionTimes{fits: a.fits, order: a.order[:a.admitted], admittedAt: a.admittedAt, ungatedAt: a.ungatedAt}
+			out.times = &admissionTimes{fits: a.fits, order: slices.Clip(a.order[:a.admitted]), admittedAt: a.admittedAt, ungatedAt: a.ungatedAt}
 		}
 		return out
 	}, nil

@@ -338,7 +338,7 @@ func TestStartAfterUngateParts(t *testing.T) {
 				t.Errorf("parts add up to %gs; want startAfterUngate's %gs", sum, a.StartAfterUngate.Max)
 			}
 			// The one job's own figures are the same.
-			if j := a.Jobs; len(j) != 1 || j[0].Job != "j" || j[0].Order != 1 || fmt.Sprint([]float64{j[0].PodsCreated, j[0].PodsBound, j[0].PodsRunning}) != fmt.Sprint(got) || j[0].StartAfterUngate != a.StartAfterUngate.Max {
+			if j := a.Jobs; len(j) != 1 || j[0].Job != "j" || j[0].Order != 1 || j[0].PodsCreated != got[0] || j[0].PodsBound != got[1] || j[0].PodsRunning != got[2] || j[0].StartAfterUngate != a.StartAfterUngate.Max {
 				t.Errorf("jobs %+v; want j's alone, first admitted, its parts %v", j, got)
 			}
 			// The audit log splits the bound part of the same pods, over

@@ -213,7 +213,7 @@ func TestAuditBinds(t *testing.T) {
 		{job: "j1", seen: at(1000), bound: at(2000), pods: []string{"j1-0", "j1-1"}},
 		{job: "j2", seen: at(1000), bound: at(2000), pods: []string{"j2-0", "j2-1"}}, // j2-1 has no binding
 	}}
-	res := TrainResult{Admission: &AdmissionResult{Jobs: []AdmittedJob{{Job: "j1", Order: 1}, {Job: "j2", Order: 2}}}}
+	res := TrainResult{Admission: &AdmissionResult{Jobs: []AdmittedJob{{Job: "j2", Order: 1}, {Job: "j1", Order: 2}}}}
 	if _, err := recordAudit(&res, path, 0, "ns", spans, phases); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestAuditBinds(t *testing.T) {
 	// The same parts for j1 alone, and its bindings sent over 0.15 s (the
 	// first received at 1.2 s, the last at 1.35 s), the slowest answered
 	// in 0.08 s (j1-0's); j2 is not split.
-	if j1, j2 := a.Jobs[0].BindSplit, a.Jobs[1].BindSplit; j1 == nil || j2 != nil {
+	if j2, j1 := a.Jobs[0].BindSplit, a.Jobs[1].BindSplit; j1 == nil || j2 != nil {
 		t.Errorf("jobs' splits %+v, %+v; want j1's alone", j1, j2)
 	} else {
 		got := []float64{j1.ToFirstBind, j1.Binds, j1.BindsSeen, j1.Sent, j1.ServedMax}

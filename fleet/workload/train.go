@@ -538,19 +538,15 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 			afterFit = append(afterFit, t.started.Sub(from))
 			if !admitted.IsZero() && !ungated.IsZero() {
 				seen, bound, names := wholePodsSeen(jp, t.started, ungated)
-				j := AdmittedJob{Job: job, Order: slices.Index(times.order, job) + 1, StartAfterFit: t.started.Sub(from).Seconds()}
-				for _, part := range []struct {
-					all  *[]time.Duration
-					this *float64
-					d    time.Duration
-				}{
-					{&admitAfterFit, &j.AdmitAfterFit, admitted.Sub(from)}, {&ungate, &j.Ungate, ungated.Sub(admitted)},
-					{&startAfterUngate, &j.StartAfterUngate, t.started.Sub(ungated)}, {&podsCreated, &j.PodsCreated, seen.Sub(ungated)},
-					{&podsBound, &j.PodsBound, bound.Sub(seen)}, {&podsRunning, &j.PodsRunning, t.started.Sub(bound)},
-				} {
-					*part.all, *part.this = append(*part.all, part.d), part.d.Seconds()
+				// Each part goes to its percentiles and to the job's own.
+				add := func(all *[]time.Duration, d time.Duration) float64 {
+					*all = append(*all, d)
+					return d.Seconds()
 				}
-				jobs = append(jobs, j)
+				jobs = append(jobs, AdmittedJob{Job: job, Order: slices.Index(times.order, job) + 1, StartAfterFit: t.started.Sub(from).Seconds(),
+					AdmitAfterFit: add(&admitAfterFit, admitted.Sub(from)), Ungate: add(&ungate, ungated.Sub(admitted)),
+					StartAfterUngate: add(&startAfterUngate, t.started.Sub(ungated)), PodsCreated: add(&podsCreated, seen.Sub(ungated)),
+					PodsBound: add(&podsBound, bound.Sub(seen)), PodsRunning: add(&podsRunning, t.started.Sub(bound))})
 				spans.binds = append(spans.binds, bindSpan{job: job, seen: seen, bound: bound, pods: names})
 			}
 		case t.runningAtEnd > 0:

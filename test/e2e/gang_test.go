@@ -305,7 +305,8 @@ func TestGangAndAB(t *testing.T) {
 				if created := a.PodsCreated.Max; (by == workload.AdmitByGate) != (created == 0) {
 					t.Errorf("by %s, the pods seen created %.3fs after the release; want 0 by gate (they existed), more by suspend", by, created)
 				}
-				// The same figures job by job: the one job's, first admitted.
+				// The same figures job by job: the one job's, first admitted
+				// (each the same Duration's Seconds, through JSON: equal).
 				if j := a.Jobs; len(j) != 1 || j[0].Order != 1 || j[0].StartAfterFit != f.Max || j[0].PodsBound != a.PodsBound.Max {
 					t.Errorf("jobs %+v; want the one job's, first admitted, its figures the percentiles'", j)
 				}

@@ -210,7 +210,8 @@ func TestPrintAdmittedSpan(t *testing.T) {
 // it names none.
 func TestPrintSlowestAdmitted(t *testing.T) {
 	var r runs.TrainResult
-	r.Admission = &workload.AdmissionResult{Mode: workload.AdmissionQuota, By: workload.AdmitBySuspend, JobsAdmitted: 3, Jobs: []workload.AdmittedJob{
+	// Four admitted, three of which ran whole: its place is among the four.
+	r.Admission = &workload.AdmissionResult{Mode: workload.AdmissionQuota, By: workload.AdmitBySuspend, JobsAdmitted: 4, Jobs: []workload.AdmittedJob{
 		{Job: "t-0", Order: 1, StartAfterFit: 1.5},
 		{Job: "t-2", Order: 3, StartAfterFit: 6.75, AdmitAfterFit: 0.25, Ungate: 0.5, PodsCreated: 1, PodsBound: 4, PodsRunning: 1,
 			BindSplit: &workload.JobBinds{ToFirstBind: 0.5, Binds: 3.25, BindsSeen: 0.25, Sent: 3.2, ServedMax: 0.012}},
@@ -219,7 +220,7 @@ func TestPrintSlowestAdmitted(t *testing.T) {
 	var b strings.Builder
 	printTrain(&b, r)
 	for _, want := range []string{
-		"  the slowest, t-2 (admitted 3 of 3): 6.75s = to admission 0.25s + release 0.50s + pods seen created 1.00s, bound 4.00s, running 1.00s\n",
+		"  the slowest, t-2 (admitted 3 of 4): 6.75s = to admission 0.25s + release 0.50s + pods seen created 1.00s, bound 4.00s, running 1.00s\n",
 		"    its bound part: to the first binding 0.50s, the bindings 3.25s (sent over 3.20s, the slowest answered in 0.012s), seen 0.25s\n",
 	} {
 		if !strings.Contains(b.String(), want) {

@@ -181,8 +181,8 @@ at the apiserver receiving the first of those pods' bindings and
 answering the last (.toFirstBind, .binds, .bindsSeen: the scheduler's
 pod-group cycle, its bindings, the watch). .admission.jobs holds the
 same figures job by job, in the order admitted, with each job's bindings
-sent over (first to last received) and the slowest one's answer; the
-summary names the slowest job.`,
+sent over (first to last received) and the slowest one's answer; with
+several, the summary names the slowest job.`,
 		Example: `  ghostfleet train --jobs 100 --pods-per-job 8 --gpus-per-pod 8
   ghostfleet train --jobs 150 --pods-per-job 8   # more than 1,000 DGX nodes hold: some start partly
   ghostfleet train --jobs 4 --pods-per-job 4 --claim nvlink   # on a fleet up with --gpu-model dra
@@ -250,12 +250,13 @@ func (o *trainOptions) run(ctx context.Context) error {
 	return err
 }
 
-// printSlowestAdmitted names the admitted job that ran whole last after
-// its fit, with its own parts (the summary's are medians over jobs).
-func printSlowestAdmitted(w io.Writer, jobs []workload.AdmittedJob) {
+// printSlowestAdmitted names the admitted job (of admitted in all) that
+// ran whole last after its fit, with its own parts (the summary's are
+// medians over jobs).
+func printSlowestAdmitted(w io.Writer, jobs []workload.AdmittedJob, admitted int) {
 	j := slices.MaxFunc(jobs, func(x, y workload.AdmittedJob) int { return cmp.Compare(x.StartAfterFit, y.StartAfterFit) })
 	fmt.Fprintf(w, "  the slowest, %s (admitted %d of %d): %.2fs = to admission %.2fs + release %.2fs + pods seen created %.2fs, bound %.2fs, running %.2fs\n",
-		j.Job, j.Order, len(jobs), j.StartAfterFit, j.AdmitAfterFit, j.Ungate, j.PodsCreated, j.PodsBound, j.PodsRunning)
+		j.Job, j.Order, admitted, j.StartAfterFit, j.AdmitAfterFit, j.Ungate, j.PodsCreated, j.PodsBound, j.PodsRunning)
 	if b := j.BindSplit; b != nil {
 		fmt.Fprintf(w, "    its bound part: to the first binding %.2fs, the bindings %.2fs (sent over %.2fs, the slowest answered in %.3fs), seen %.2fs\n",
 			b.ToFirstBind, b.Binds, b.Sent, b.ServedMax, b.BindsSeen)
@@ -293,7 +294,7 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			}
 		}
 		if len(a.Jobs) > 1 {
-			printSlowestAdmitted(w, a.Jobs)
+			printSlowestAdmitted(w, a.Jobs, a.JobsAdmitted)
 		}
 		if a.WatchError != "" {
 			fmt.Fprintf(w, "  admission stopped early: the pods watch ended: %s\n", a.WatchError)
