@@ -43,6 +43,9 @@ type profileFile struct {
 	Metadata   struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
+	// Base is optional, in a user's file only: the profile this one
+	// changes (see resolveProfileFile), resolved before the file is read.
+	Base string `json:"base,omitempty"`
 	// Summary and Note go before and after the figures in the profile's
 	// one-line description.
 	Summary           string `json:"summary,omitempty"`
@@ -121,10 +124,11 @@ func builtinProfile(name string) ComponentProfile {
 func BuiltinFile(path string) ([]byte, error) { return builtinFiles.ReadFile(path) }
 
 // LoadComponentProfile reads a user's component profile file, in the
-// format of the built-in ones. Its name must be its own: a report quoting
+// format of the built-in ones, or only what it changes of a base profile
+// (see resolveProfileFile). Its name must be its own: a report quoting
 // profile "tuned" must mean the built-in one.
 func LoadComponentProfile(path string) (ComponentProfile, error) {
-	data, err := readFile(path)
+	data, err := resolveProfileFile(path, nil)
 	if err != nil {
 		return ComponentProfile{}, err
 	}
@@ -180,48 +184,16 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 	fail := func(format string, args ...any) (ComponentProfile, error) {
 		return ComponentProfile{}, fmt.Errorf("%s: %s", source, fmt.Sprintf(format, args...))
 	}
-	docs, err := splitYAML(data)
+	profileDoc, schedulerConfig, err := profileDocuments(data)
 	if err != nil {
 		return fail("%v", err)
 	}
-	var (
-		pf                 profileFile
-		havePF             bool
-		schedulerConfig    []byte
-		profileDoc, sdDocN int
-	)
-	for i, doc := range docs {
-		var head struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-		}
-		if err := yaml.Unmarshal(doc, &head); err != nil {
-			return fail("document %d: %v", i+1, OneLine(err))
-		}
-		switch {
-		case head.Kind == ProfileKind:
-			if havePF {
-				return fail("documents %d and %d are both a %s: a file holds one profile", profileDoc, i+1, ProfileKind)
-			}
-			if head.APIVersion != ProfileAPIVersion {
-				return fail("apiVersion %q: this GhostFleet reads %s %s", head.APIVersion, ProfileAPIVersion, ProfileKind)
-			}
-			if err := StrictYAML(doc, &pf); err != nil {
-				return fail("%v", err)
-			}
-			havePF, profileDoc = true, i+1
-		case head.Kind == "KubeSchedulerConfiguration":
-			if schedulerConfig != nil {
-				return fail("documents %d and %d are both a KubeSchedulerConfiguration: kube-scheduler reads one", sdDocN, i+1)
-			}
-			schedulerConfig, sdDocN = doc, i+1
-		default:
-			return fail("document %d is a %q %q: a profile file holds a %s %s and a kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration",
-				i+1, head.APIVersion, head.Kind, ProfileAPIVersion, ProfileKind)
-		}
+	var pf profileFile
+	if err := StrictYAML(profileDoc, &pf); err != nil {
+		return fail("%v", err)
 	}
-	if !havePF {
-		return fail("no %s %s document", ProfileAPIVersion, ProfileKind)
+	if pf.Base != "" {
+		return fail("base %q: only a profile file given to up --profile-file or bench --profiles may have a base", pf.Base)
 	}
 	if schedulerConfig == nil {
 		return fail("no KubeSchedulerConfiguration document: kube-scheduler's settings are given in its own configuration, after a --- line")
@@ -311,6 +283,48 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 	}
 	p.Description = p.describe(pf.Summary, pf.Note)
 	return p, nil
+}
+
+// profileDocuments returns a profile file's ComponentProfile document
+// and its KubeSchedulerConfiguration document (nil when there is none),
+// which may come in either order.
+func profileDocuments(data []byte) (profile, scheduler []byte, err error) {
+	docs, err := splitYAML(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var profileN, schedulerN int
+	for i, doc := range docs {
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(doc, &head); err != nil {
+			return nil, nil, fmt.Errorf("document %d: %v", i+1, OneLine(err))
+		}
+		switch {
+		case head.Kind == ProfileKind:
+			if profile != nil {
+				return nil, nil, fmt.Errorf("documents %d and %d are both a %s: a file holds one profile", profileN, i+1, ProfileKind)
+			}
+			if head.APIVersion != ProfileAPIVersion {
+				return nil, nil, fmt.Errorf("apiVersion %q: this GhostFleet reads %s %s", head.APIVersion, ProfileAPIVersion, ProfileKind)
+			}
+			profile, profileN = doc, i+1
+		case head.Kind == "KubeSchedulerConfiguration":
+			if scheduler != nil {
+				return nil, nil, fmt.Errorf("documents %d and %d are both a KubeSchedulerConfiguration: kube-scheduler reads one", schedulerN, i+1)
+			}
+			scheduler, schedulerN = doc, i+1
+		default:
+			return nil, nil, fmt.Errorf("document %d is a %q %q: a profile file holds a %s %s and a kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration",
+				i+1, head.APIVersion, head.Kind, ProfileAPIVersion, ProfileKind)
+		}
+	}
+	if profile == nil {
+		return nil, nil, fmt.Errorf("no %s %s document", ProfileAPIVersion, ProfileKind)
+	}
+	return profile, scheduler, nil
 }
 
 // etcd's quota bounds: under 8 MiB a fleet's own objects fill it before

@@ -118,7 +118,10 @@ Built-in files: the profiles are fleet/profiles/NAME.yaml and the kwok
 stages fleet/stages/*.yaml in GhostFleet's source, embedded in the binary;
 ` + "`ghostfleet profile show NAME`" + ` prints one (NAME: a profile, or stages) to
 start your own from. --profile-file runs your profile instead of a built-in
-one. --stage-file adds your kwok Stages, one named like a built-in stage
+one; it may hold only what it changes of another, named by base: (a
+built-in profile's name, or a profile file relative to its own folder),
+merged as a JSON merge patch (RFC 7386), its KubeSchedulerConfiguration
+optional. --stage-file adds your kwok Stages, one named like a built-in stage
 replacing it; on a fleet that is already up they are installed over what
 runs, and stay until ` + "`ghostfleet clean`" + `.`,
 		Example: `  ghostfleet up                         # 1,000 DGX H100 nodes, upstream defaults
@@ -127,6 +130,8 @@ runs, and stay until ` + "`ghostfleet clean`" + `.`,
   ghostfleet up --profile fast --gpu-model dra --dra-extended-resource   # binpack --claim none packs devices
   ghostfleet up --binary prometheus=/usr/bin/prometheus
   ghostfleet profile show tuned > mine.yaml && ghostfleet up --profile-file mine.yaml
+  printf 'apiVersion: ghostfleet.dev/v1alpha1\nkind: ComponentProfile\nmetadata: {name: mine}\nbase: tuned\ncontrollerManager: {qps: 100}\n' > mine.yaml
+  ghostfleet up --profile-file mine.yaml   # tuned but the controller-manager's QPS
   ghostfleet up --stage-file slow-pods.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -1,0 +1,158 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// resolveProfileFile returns a user's profile file at path as
+// parseComponentProfile reads it: as written, or, when its
+// ComponentProfile names a base, the base's two documents with this
+// file's merged onto them. A run's profile then differs from the one it
+// is compared with in what its file says, and nothing else.
+//
+// base is a built-in profile's name (tuned) or another profile file,
+// relative to this file's folder (lever-cm-qps-audit-gang.yaml), which may
+// have a base of its own. The file's ComponentProfile document is merged
+// onto the base's as a JSON merge patch (RFC 7386): a mapping merges key
+// by key; anything else (a figure, a list such as an audit policy's
+// rules) replaces the base's; null removes it. Its
+// KubeSchedulerConfiguration document is merged onto the base's the same
+// way, or left out to keep the base's. metadata.name is the file's own.
+//
+// chain holds the files whose base is being read, to refuse a loop.
+func resolveProfileFile(path string, chain []string) ([]byte, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	profile, scheduler, err := profileDocuments(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	name, base, err := profileNameAndBase(profile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if base == "" {
+		return data, nil
+	}
+	fail := func(format string, args ...any) ([]byte, error) {
+		return nil, fmt.Errorf("%s: base %q: %s", path, base, fmt.Sprintf(format, args...))
+	}
+	if name == "" {
+		return fail("a profile with a base names itself: set metadata.name")
+	}
+	var baseData []byte
+	if !strings.HasSuffix(base, ".yaml") && !strings.ContainsRune(base, filepath.Separator) {
+		if !slices.Contains(ComponentProfileNames(), base) {
+			return fail("not a built-in profile (allowed are %s) nor a profile file (FILE.yaml, relative to this file's folder)", strings.Join(ComponentProfileNames(), ", "))
+		}
+		baseData, err = builtinFiles.ReadFile("profiles/" + base + ".yaml")
+	} else {
+		basePath := filepath.Join(filepath.Dir(path), base)
+		here, _ := filepath.Abs(path)
+		there, _ := filepath.Abs(basePath)
+		chain = append(slices.Clip(chain), here)
+		if slices.Contains(chain, there) {
+			return fail("the bases go round in a loop: %s", strings.Join(append(chain, there), " → "))
+		}
+		baseData, err = resolveProfileFile(basePath, chain)
+		if err == nil {
+			// A mistake in the base is reported as the base's.
+			_, err = parseComponentProfile(basePath, baseData)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: base: %w", path, err)
+	}
+	baseProfile, baseScheduler, err := profileDocuments(baseData)
+	if err != nil {
+		return nil, fmt.Errorf("%s: base: %w", path, err)
+	}
+	if baseName, _, _ := profileNameAndBase(baseProfile); baseName == name {
+		return fail("metadata.name %q is its base's: give this profile a name of its own", name)
+	}
+	merged, err := mergeDocument(baseProfile, profile)
+	if err != nil {
+		return fail("%v", err)
+	}
+	delete(merged, "base")
+	out, err := yaml.Marshal(merged)
+	if err != nil {
+		return nil, err
+	}
+	sched := baseScheduler
+	if scheduler != nil {
+		m, err := mergeDocument(baseScheduler, scheduler)
+		if err != nil {
+			return fail("KubeSchedulerConfiguration: %v", err)
+		}
+		if sched, err = yaml.Marshal(m); err != nil {
+			return nil, err
+		}
+	}
+	head := fmt.Sprintf("# %s, with its base %s merged in\n", path, base)
+	return slices.Concat([]byte(head), out, []byte("---\n"), sched), nil
+}
+
+// profileNameAndBase reads a ComponentProfile document's metadata.name
+// and base, before the whole document is checked.
+func profileNameAndBase(doc []byte) (name, base string, err error) {
+	var head struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Base string `json:"base"`
+	}
+	if err := yaml.Unmarshal(doc, &head); err != nil {
+		return "", "", fmt.Errorf("%s: %s", ProfileKind, OneLine(err))
+	}
+	return head.Metadata.Name, head.Base, nil
+}
+
+// mergeDocument merges the YAML document patch onto base as a JSON merge
+// patch (RFC 7386). A nil base is an empty one.
+func mergeDocument(base, patch []byte) (map[string]any, error) {
+	var to, from map[string]any
+	for _, d := range []struct {
+		doc []byte
+		v   *map[string]any
+	}{{base, &to}, {patch, &from}} {
+		j, err := yaml.YAMLToJSONStrict(d.doc)
+		if err != nil {
+			return nil, fmt.Errorf("%s", OneLine(err))
+		}
+		dec := json.NewDecoder(bytes.NewReader(j))
+		dec.UseNumber() // 8 GiB quotas stay exact
+		if err := dec.Decode(d.v); err != nil {
+			return nil, fmt.Errorf("%s", OneLine(err))
+		}
+	}
+	return mergePatch(to, from), nil
+}
+
+// mergePatch applies an RFC 7386 merge patch to a decoded JSON object.
+func mergePatch(to, patch map[string]any) map[string]any {
+	if to == nil {
+		to = map[string]any{}
+	}
+	for k, v := range patch {
+		switch pv := v.(type) {
+		case nil:
+			delete(to, k)
+		case map[string]any:
+			tv, _ := to[k].(map[string]any)
+			to[k] = mergePatch(tv, pv)
+		default:
+			to[k] = v
+		}
+	}
+	return to
+}
