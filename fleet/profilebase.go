@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -18,13 +19,15 @@ import (
 // is compared with in what its file says, and nothing else.
 //
 // base is a built-in profile's name (tuned) or another profile file,
-// relative to this file's folder (lever-cm-qps-audit-gang.yaml), which may
-// have a base of its own. The file's ComponentProfile document is merged
+// relative to this file's folder unless absolute
+// (lever-cm-qps-audit-gang.yaml), which may have a base of its own. The file's ComponentProfile document is merged
 // onto the base's as a JSON merge patch (RFC 7386): a mapping merges key
 // by key; anything else (a figure, a list such as an audit policy's
 // rules) replaces the base's; null removes it. Its
 // KubeSchedulerConfiguration document is merged onto the base's the same
-// way, or left out to keep the base's. metadata.name is the file's own.
+// way, or left out to keep the base's as written. metadata.name is the
+// file's own and differs from its base's; summary and note are inherited
+// unless set.
 //
 // chain holds the files whose base is being read, to refuse a loop.
 func resolveProfileFile(path string, chain []string) ([]byte, error) {
@@ -50,18 +53,24 @@ func resolveProfileFile(path string, chain []string) ([]byte, error) {
 		return fail("a profile with a base names itself: set metadata.name")
 	}
 	var baseData []byte
-	if !strings.HasSuffix(base, ".yaml") && !strings.ContainsRune(base, filepath.Separator) {
+	if !IsProfileFile(base) {
 		if !slices.Contains(ComponentProfileNames(), base) {
-			return fail("not a built-in profile (allowed are %s) nor a profile file (FILE.yaml, relative to this file's folder)", strings.Join(ComponentProfileNames(), ", "))
+			return fail("not a built-in profile (allowed are %s) nor a profile file (FILE.yaml or FILE.yml, relative to this file's folder)", strings.Join(ComponentProfileNames(), ", "))
 		}
 		baseData, err = builtinFiles.ReadFile("profiles/" + base + ".yaml")
 	} else {
-		basePath := filepath.Join(filepath.Dir(path), base)
+		basePath := base
+		if !filepath.IsAbs(base) {
+			basePath = filepath.Join(filepath.Dir(path), base)
+		}
 		here, _ := filepath.Abs(path)
 		there, _ := filepath.Abs(basePath)
 		chain = append(slices.Clip(chain), here)
 		if slices.Contains(chain, there) {
 			return fail("the bases go round in a loop: %s", strings.Join(append(chain, there), " → "))
+		}
+		if len(chain) > maxProfileBases {
+			return fail("more than %d bases, one on another: %s → …", maxProfileBases, strings.Join(chain[:3], " → "))
 		}
 		baseData, err = resolveProfileFile(basePath, chain)
 		if err == nil {
@@ -70,18 +79,18 @@ func resolveProfileFile(path string, chain []string) ([]byte, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: base: %w", path, err)
+		return nil, fmt.Errorf("%s: base %q: %w", path, base, err)
 	}
 	baseProfile, baseScheduler, err := profileDocuments(baseData)
 	if err != nil {
-		return nil, fmt.Errorf("%s: base: %w", path, err)
+		return nil, fmt.Errorf("%s: base %q: %w", path, base, err)
 	}
 	if baseName, _, _ := profileNameAndBase(baseProfile); baseName == name {
 		return fail("metadata.name %q is its base's: give this profile a name of its own", name)
 	}
 	merged, err := mergeDocument(baseProfile, profile)
 	if err != nil {
-		return fail("%v", err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	delete(merged, "base")
 	out, err := yaml.Marshal(merged)
@@ -92,7 +101,7 @@ func resolveProfileFile(path string, chain []string) ([]byte, error) {
 	if scheduler != nil {
 		m, err := mergeDocument(baseScheduler, scheduler)
 		if err != nil {
-			return fail("KubeSchedulerConfiguration: %v", err)
+			return nil, fmt.Errorf("%s: KubeSchedulerConfiguration: %w", path, err)
 		}
 		if sched, err = yaml.Marshal(m); err != nil {
 			return nil, err
@@ -100,6 +109,26 @@ func resolveProfileFile(path string, chain []string) ([]byte, error) {
 	}
 	head := fmt.Sprintf("# %s, with its base %s merged in\n", path, base)
 	return slices.Concat([]byte(head), out, []byte("---\n"), sched), nil
+}
+
+// maxProfileBases bounds a chain of bases, which a symbolic link can make
+// endless without repeating a path.
+const maxProfileBases = 16
+
+// IsProfileFile says whether a profile argument names a user's file
+// (FILE.yaml, FILE.yml, or any path with a folder) rather than a built-in
+// profile.
+func IsProfileFile(s string) bool {
+	return strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml") || strings.ContainsRune(s, filepath.Separator)
+}
+
+// ProfileByNameOrFile reads a profile argument: a built-in profile's name
+// (or NAME+gang), or the path of a user's profile file.
+func ProfileByNameOrFile(s string) (ComponentProfile, error) {
+	if IsProfileFile(s) {
+		return LoadComponentProfile(s)
+	}
+	return LookupComponentProfile(s)
 }
 
 // profileNameAndBase reads a ComponentProfile document's metadata.name
@@ -118,24 +147,34 @@ func profileNameAndBase(doc []byte) (name, base string, err error) {
 }
 
 // mergeDocument merges the YAML document patch onto base as a JSON merge
-// patch (RFC 7386). A nil base is an empty one.
+// patch (RFC 7386). A nil base is an empty one. The base has been read
+// already, so an error is the patch's.
 func mergeDocument(base, patch []byte) (map[string]any, error) {
-	var to, from map[string]any
-	for _, d := range []struct {
-		doc []byte
-		v   *map[string]any
-	}{{base, &to}, {patch, &from}} {
-		j, err := yaml.YAMLToJSONStrict(d.doc)
-		if err != nil {
-			return nil, fmt.Errorf("%s", OneLine(err))
-		}
-		dec := json.NewDecoder(bytes.NewReader(j))
-		dec.UseNumber() // 8 GiB quotas stay exact
-		if err := dec.Decode(d.v); err != nil {
-			return nil, fmt.Errorf("%s", OneLine(err))
-		}
+	to, err := decodeObject(base)
+	if err != nil {
+		return nil, err
+	}
+	from, err := decodeObject(patch)
+	if err != nil {
+		return nil, err
 	}
 	return mergePatch(to, from), nil
+}
+
+// decodeObject decodes a YAML mapping, refusing a key given twice; its
+// numbers stay as written (an 8 GiB quota exact).
+func decodeObject(doc []byte) (map[string]any, error) {
+	j, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return nil, errors.New(OneLine(err))
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return nil, errors.New(OneLine(err))
+	}
+	return m, nil
 }
 
 // mergePatch applies an RFC 7386 merge patch to a decoded JSON object.

@@ -61,6 +61,11 @@ func TestProfileBase(t *testing.T) {
 		t.Errorf("grandchild: %+v", g)
 	}
 
+	// A base given by its absolute path.
+	if a, err := LoadComponentProfile(write("abs.yaml", childDoc("abs", grandchild, ""))); err != nil || a.Scheduler.Burst != 1000 {
+		t.Errorf("an absolute base: %+v, %v", a, err)
+	}
+
 	// A built-in base.
 	b, err := LoadComponentProfile(write("fromtuned.yaml", childDoc("fromtuned", "tuned", "controllerManager: {gcSyncs: 99}\n")))
 	if err != nil {
@@ -108,15 +113,15 @@ func TestProfileBaseErrors(t *testing.T) {
 		name, text string
 		want       string
 	}{
-		{"no such file", childDoc("c", "gone.yaml", ""), "base: " + filepath.Join(dir, "gone.yaml") + ": no such file"},
+		{"no such file", childDoc("c", "gone.yml", ""), `base "gone.yml": ` + filepath.Join(dir, "gone.yml") + ": no such file"},
 		{"no such built-in", childDoc("c", "turbo", ""), `base "turbo": not a built-in profile (allowed are default, tuned, fast, gang) nor a profile file`},
 		{"no name", strings.Replace(childDoc("c", "mine.yaml", ""), "metadata: {name: c}\n", "", 1), `base "mine.yaml": a profile with a base names itself`},
 		{"its base's name", childDoc("mine", "mine.yaml", ""), `metadata.name "mine" is its base's`},
 		{"a loop", childDoc("c", "loop-a.yaml", ""), "the bases go round in a loop: " + filepath.Join(dir, "c.yaml") + " → " + filepath.Join(dir, "loop-a.yaml") + " → " + filepath.Join(dir, "loop-b.yaml") + " → " + filepath.Join(dir, "loop-a.yaml")},
-		{"a mistake in the base", childDoc("c", "typo.yaml", ""), "base: " + filepath.Join(dir, "typo.yaml") + `: unknown field "controllerManager.gcSync"`},
+		{"a mistake in the base", childDoc("c", "typo.yaml", ""), `base "typo.yaml": ` + filepath.Join(dir, "typo.yaml") + `: unknown field "controllerManager.gcSync"`},
 		{"unknown field", childDoc("c", "mine.yaml", "controllerManager: {qpss: 20}\n"), `unknown field "controllerManager.qpss"`},
 		{"a figure removed", childDoc("c", "mine.yaml", "controllerManager: {qps: null}\n"), "controllerManager.qps is 0: it must be set"},
-		{"a duplicate key", childDoc("c", "mine.yaml", "note: a\nnote: b\n"), `"note" already set`},
+		{"a duplicate key", childDoc("c", "mine.yaml", "note: a\nnote: b\n"), `c.yaml: yaml: unmarshal errors: line 6: key "note" already set`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,7 +133,7 @@ func TestProfileBaseErrors(t *testing.T) {
 		})
 	}
 	// Only a user's file has a base: a built-in's is read as written.
-	if _, err := parseComponentProfile("x.yaml", []byte(childDoc("c", "tuned", ""))); err == nil || !strings.Contains(err.Error(), `base "tuned": only a profile file given to up --profile-file`) {
+	if _, err := parseComponentProfile("x.yaml", []byte(childDoc("c", "tuned", ""))); err == nil || !strings.Contains(err.Error(), `base "tuned": only a user's profile file may have a base`) {
 		t.Errorf("base in a file read as written: %v", err)
 	}
 }

@@ -193,7 +193,7 @@ func parseComponentProfile(source string, data []byte) (ComponentProfile, error)
 		return fail("%v", err)
 	}
 	if pf.Base != "" {
-		return fail("base %q: only a profile file given to up --profile-file or bench --profiles may have a base", pf.Base)
+		return fail("base %q: only a user's profile file may have a base; a built-in profile is written out whole", pf.Base)
 	}
 	if schedulerConfig == nil {
 		return fail("no KubeSchedulerConfiguration document: kube-scheduler's settings are given in its own configuration, after a --- line")

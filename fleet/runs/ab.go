@@ -83,7 +83,7 @@ func (o ABOptions) Check() (workload.Arrivals, [2]fleet.ComponentProfile, error)
 		}
 	}
 	for i, name := range []string{o.A, o.B} {
-		p, err := ABProfile(name)
+		p, err := fleet.ProfileByNameOrFile(name)
 		if err != nil {
 			return workload.Arrivals{}, ps, fmt.Errorf("--%s: %w", []string{"a", "b"}[i], err)
 		}
@@ -91,17 +91,6 @@ func (o ABOptions) Check() (workload.Arrivals, [2]fleet.ComponentProfile, error)
 	}
 	w, err := workload.ReadArrivals(o.Workload)
 	return w, ps, err
-}
-
-// ABProfile reads a side's profile: a built-in name, else a file.
-func ABProfile(s string) (fleet.ComponentProfile, error) {
-	if p, err := fleet.LookupComponentProfile(s); err == nil {
-		return p, nil
-	}
-	if !strings.ContainsAny(s, "/.") {
-		return fleet.LookupComponentProfile(s) // its error lists the names
-	}
-	return fleet.LoadComponentProfile(s)
 }
 
 // ABSide is one side's runs: its profile, the replay's figures and run
@@ -402,7 +391,7 @@ func RenderAB(dir string) (string, error) {
 	var about [2]string
 	for i, name := range []string{rec.Params.A, rec.Params.B} {
 		about[i] = name
-		if p, err := ABProfile(name); err == nil {
+		if p, err := fleet.ProfileByNameOrFile(name); err == nil {
 			about[i] = p.Description
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"net"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -189,7 +188,7 @@ ratio of the last profile to the first; writes results/bench-load-<time>/bench.j
 func (o *benchLoadOptions) run(ctx context.Context) error {
 	var profiles []fleet.ComponentProfile
 	for _, name := range o.profiles {
-		p, err := profileByNameOrFile(name)
+		p, err := fleet.ProfileByNameOrFile(name)
 		if err != nil {
 			return err
 		}
@@ -247,16 +246,6 @@ func (o *benchLoadOptions) run(ctx context.Context) error {
 		fmt.Fprintf(w, "%s / %s throughput: %.2f×\n", res.Trials[len(res.Trials)-1].Profile, res.Trials[0].Profile, res.ThroughputRatio)
 	}
 	return writeBench(w, o.resultsDir, "bench-load", res.Started, res)
-}
-
-// profileByNameOrFile reads a bench's profile argument: a built-in
-// profile's name, or a path to the user's profile file (it ends in .yaml
-// or .yml, or names a folder), so that one bench compares the two.
-func profileByNameOrFile(arg string) (fleet.ComponentProfile, error) {
-	if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") || strings.ContainsRune(arg, filepath.Separator) {
-		return fleet.LoadComponentProfile(arg)
-	}
-	return fleet.LookupComponentProfile(arg)
 }
 
 // nonZero drops the zero entries and rounds the rest (Prometheus's
@@ -318,7 +307,7 @@ results/bench-churn-<time>/bench.json.`,
 }
 
 func (o *benchChurnOptions) run(ctx context.Context) error {
-	profile, err := profileByNameOrFile(o.profile)
+	profile, err := fleet.ProfileByNameOrFile(o.profile)
 	if err != nil {
 		return err
 	}

@@ -29,8 +29,8 @@ func newProfileCommand(g *globals) *cobra.Command {
   a component profile (` + strings.Join(fleet.ComponentProfileNames(), ", ") + `): fleet/profiles/NAME.yaml, a
     ghostfleet.dev/v1alpha1 ComponentProfile and the KubeSchedulerConfiguration
     kube-scheduler runs with; a copy under another metadata.name is a
-    --profile-file for up, and so is a file that names it as its base:
-    and holds only what it changes (ghostfleet up --help).
+    --profile-file for up, and so is a file that names it in base and
+    holds only what it changes (ghostfleet up --help).
   ` + stagesName + `: fleet/stages/*.yaml, every kwok Stage up installs; a stage with a
     built-in's name in a --stage-file replaces it.`,
 		Example: `  ghostfleet profile show tuned > mine.yaml     # edit metadata.name and the figures
