@@ -18,12 +18,12 @@ import (
 // file's merged onto them. A run's profile then differs from the one it
 // is compared with in what its file says, and nothing else.
 //
-// base is a built-in profile's name (tuned) or another profile file,
-// relative to this file's folder unless absolute
-// (lever-cm-qps-audit-gang.yaml), which may have a base of its own. The file's ComponentProfile document is merged
-// onto the base's as a JSON merge patch (RFC 7386): a mapping merges key
-// by key; anything else (a figure, a list such as an audit policy's
-// rules) replaces the base's; null removes it. Its
+// base is a built-in profile's name (tuned) or another profile file
+// (lever-cm-qps-audit-gang.yaml), relative to this file's folder unless
+// absolute, which may have a base of its own. The file's ComponentProfile
+// document is merged onto the base's as a JSON merge patch (RFC 7386): a
+// mapping merges key by key; anything else (a figure, a list such as an
+// audit policy's rules) replaces the base's; null removes it. Its
 // KubeSchedulerConfiguration document is merged onto the base's the same
 // way, or left out to keep the base's as written. metadata.name is the
 // file's own and differs from its base's; summary and note are inherited
@@ -147,12 +147,11 @@ func profileNameAndBase(doc []byte) (name, base string, err error) {
 }
 
 // mergeDocument merges the YAML document patch onto base as a JSON merge
-// patch (RFC 7386). A nil base is an empty one. The base has been read
-// already, so an error is the patch's.
+// patch (RFC 7386). A nil base is an empty one.
 func mergeDocument(base, patch []byte) (map[string]any, error) {
 	to, err := decodeObject(base)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("its base's: %w", err)
 	}
 	from, err := decodeObject(patch)
 	if err != nil {
