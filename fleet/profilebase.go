@@ -53,7 +53,7 @@ func resolveProfileFile(path string, chain []string) ([]byte, error) {
 		return fail("a profile with a base names itself: set metadata.name")
 	}
 	var baseData []byte
-	if !IsProfileFile(base) {
+	if !isProfileFile(base) {
 		if !slices.Contains(ComponentProfileNames(), base) {
 			return fail("not a built-in profile (allowed are %s) nor a profile file (FILE.yaml or FILE.yml, relative to this file's folder)", strings.Join(ComponentProfileNames(), ", "))
 		}
@@ -115,17 +115,17 @@ func resolveProfileFile(path string, chain []string) ([]byte, error) {
 // endless without repeating a path.
 const maxProfileBases = 16
 
-// IsProfileFile says whether a profile argument names a user's file
+// isProfileFile says whether a profile argument names a user's file
 // (FILE.yaml, FILE.yml, or any path with a folder) rather than a built-in
 // profile.
-func IsProfileFile(s string) bool {
+func isProfileFile(s string) bool {
 	return strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml") || strings.ContainsRune(s, filepath.Separator)
 }
 
 // ProfileByNameOrFile reads a profile argument: a built-in profile's name
 // (or NAME+gang), or the path of a user's profile file.
 func ProfileByNameOrFile(s string) (ComponentProfile, error) {
-	if IsProfileFile(s) {
+	if isProfileFile(s) {
 		return LoadComponentProfile(s)
 	}
 	return LookupComponentProfile(s)

@@ -9,6 +9,20 @@ import (
 	"sigs.k8s.io/kwok/pkg/config"
 )
 
+// writeIn writes text to name in dir, making its folders, and returns
+// its path: profiles and their bases side by side.
+func writeIn(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // childDoc is a profile with base: only its name and what it changes.
 func childDoc(name, base, rest string) string {
 	return "apiVersion: ghostfleet.dev/v1alpha1\nkind: ComponentProfile\nmetadata: {name: " + name + "}\nbase: " + base + "\n" + rest
@@ -19,16 +33,7 @@ func childDoc(name, base, rest string) string {
 // KubeSchedulerConfiguration keeps its base's.
 func TestProfileBase(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name, text string) string { return writeIn(t, dir, name, text) }
 	write("mine.yaml", auditDoc("{rules: [{level: None, verbs: [watch]}, {level: Metadata}]}"))
 	child := write("sub/child.yaml", "# mine, with the controller-manager's QPS lowered\n"+
 		childDoc("child", "../mine.yaml", "controllerManager: {qps: 20}\nfeatureGates: {GangScheduling: true}\n"))
@@ -98,13 +103,7 @@ func TestProfileBase(t *testing.T) {
 
 func TestProfileBaseErrors(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name, text string) string { return writeIn(t, dir, name, text) }
 	write("mine.yaml", profileDoc+"---\n"+schedulerDoc)
 	write("typo.yaml", strings.Replace(profileDoc, "gcSyncs", "gcSync", 1)+"---\n"+schedulerDoc)
 	write("loop-a.yaml", childDoc("loop-a", "loop-b.yaml", ""))
