@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver experiment-f-restart-scheduler-cpu experiment-f-restart-writes experiment-f-restart-audit experiment-f-restart-gc-workers experiment-f-restart-request-times experiment-f-restart-trace experiment-f-restart-sched-etcd experiment-f-restart-procs experiment-f-restart-etcd-trace experiment-f-gang-queue experiment-f-gang-queue-small experiment-f-gang-queues experiment-f-gang-pending experiment-f-gang-admission experiment-f-gang-ungate experiment-f-gang-suspend experiment-f-gang-suspend-kcm experiment-f-gang-bind experiment-f-gang-bind-qps experiment-f-gang-bind-burst experiment-f-gang-release experiment-f-gang-release-qps experiment-f-gang-release-burst experiment-f-gang-release-burst400 experiment-f-gang-release-burst450 experiment-f-gang-release-burst500 experiment-f-gang-release-five experiment-f-gang-release-five-burst1000 experiment-f-gang-release-seven experiment-f-gang-release-seven-burst700 experiment-f-gang-release-seven-burst850
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver experiment-f-restart-scheduler-cpu experiment-f-restart-writes experiment-f-restart-audit experiment-f-restart-gc-workers experiment-f-restart-request-times experiment-f-restart-trace experiment-f-restart-sched-etcd experiment-f-restart-procs experiment-f-restart-etcd-trace experiment-f-gang-queue experiment-f-gang-queue-small experiment-f-gang-queues experiment-f-gang-pending experiment-f-gang-admission experiment-f-gang-ungate experiment-f-gang-suspend experiment-f-gang-suspend-kcm experiment-f-gang-bind experiment-f-gang-bind-qps experiment-f-gang-bind-burst experiment-f-gang-release experiment-f-gang-release-qps experiment-f-gang-release-burst experiment-f-gang-release-burst400 experiment-f-gang-release-burst450 experiment-f-gang-release-burst500 experiment-f-gang-release-five experiment-f-gang-release-five-burst1000 experiment-f-gang-release-seven experiment-f-gang-release-seven-burst700 experiment-f-gang-release-seven-burst850 experiment-f-gang-release-tokens
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -370,3 +370,11 @@ experiment-f-gang-release-seven:
 # twenty-first and twenty-second sittings.) Three rounds each.
 experiment-f-gang-release-seven-burst700 experiment-f-gang-release-seven-burst850: experiment-f-gang-release-seven-burst%:
 	PROFILE=scenarios/profiles/lever-cm-sched-burst$*-audit-gang.yaml FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit5sr5 admit7sr7" hack/experiment-f-gang-queue.sh 3
+
+# Three, five and seven gangs freed together on the burst of 850, each
+# run's scheduler tokens counted from the audit log (train's
+# schedulerTokens) rather than read from the limiter's summed waits: what
+# does each set of gangs draw? (F, twenty-fifth part, twenty-third
+# sitting.) Three rounds.
+experiment-f-gang-release-tokens:
+	PROFILE=scenarios/profiles/lever-cm-sched-burst850-audit-gang.yaml FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3sr3 admit5sr5 admit7sr7" hack/experiment-f-gang-queue.sh 3

@@ -127,11 +127,16 @@ type TrainResult struct {
 // Scheduler and CPU): those components' /metrics, and GhostFleet's own
 // fleet's processes. A source that cannot be read is left unset, with a
 // warning naming why.
-func meterSources(ctx context.Context, env Env) workload.MeterSources {
+func meterSources(ctx context.Context, env Env, profile string) workload.MeterSources {
 	var s workload.MeterSources
 	if !env.Target.Attached() {
 		s.Cluster = env.Target.Name
 		s.AuditLog = fleet.AuditLogPath(env.Target.Name)
+		if p, err := fleet.ClusterProfile(env.Target.Name, profile); err != nil {
+			env.warn("the scheduler's client's tokens are not replayed from the audit log: %v", err)
+		} else {
+			s.SchedulerClient = workload.ClientLimit{QPS: p.Scheduler.QPS, Burst: p.Scheduler.Burst}
+		}
 		name := env.Target.Name
 		s.EtcdTrace = func(ctx context.Context, d time.Duration) (io.ReadCloser, error) {
 			return fleet.EtcdTrace(ctx, name, d)
@@ -199,7 +204,7 @@ func Train(ctx context.Context, env Env, o TrainOptions) (TrainResult, error) {
 	if err != nil {
 		return TrainResult{}, err
 	}
-	o.Meters = meterSources(ctx, env)
+	o.Meters = meterSources(ctx, env, s.profile)
 	for _, w := range warnings {
 		env.warn("%s", w)
 	}

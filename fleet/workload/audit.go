@@ -119,6 +119,9 @@ type auditLog struct {
 	counts   map[string]map[string]int
 	times    map[string]map[string]AuditedTimes
 	skipped  int
+	// scheduler is when the apiserver received each request of the
+	// scheduler's own client (schedulerClient), in or out of the phases.
+	scheduler []time.Time
 }
 
 // AuditedTimes is the apiserver's time on one client's requests of one
@@ -234,8 +237,14 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 			continue
 		}
 		received := ev.RequestReceivedTimestamp.Time
+		if ev.Stage != auditv1.StageResponseComplete && ev.Stage != auditv1.StagePanic {
+			continue
+		}
+		if clientName(ev.UserAgent) == schedulerClient {
+			out.scheduler = append(out.scheduler, received)
+		}
 		phase := slices.IndexFunc(phases, func(ph record.Phase) bool { return !received.Before(ph.Start) && received.Before(ph.End) })
-		if (ev.Stage != auditv1.StageResponseComplete && ev.Stage != auditv1.StagePanic) || phase < 0 {
+		if phase < 0 {
 			continue
 		}
 		resource, _, _ := strings.Cut(ev.RequestURI, "?")
@@ -410,15 +419,19 @@ type bindSpan struct {
 const bindingResource = "pods/binding"
 
 // recordAudit reads the audit log at path, from offset, over the run's
-// phases: the requests of each phase by who asked what, the teardowns
-// split and, for an admitted run, its jobs' binds. It returns how many
+// phases: the requests of each phase by who asked what, the scheduler's
+// client's tokens drawn (given its limits), the teardowns split and, for
+// an admitted run, its jobs' binds. It returns how many
 // lines were not events.
-func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans auditSpans, phases []record.Phase) (skipped int, err error) {
+func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans auditSpans, phases []record.Phase, scheduler ClientLimit) (skipped int, err error) {
 	l, err := readAuditLog(path, offset, namespace, phases)
 	if err != nil {
 		return 0, err
 	}
 	res.AuditedRequests, res.AuditedTimes = l.counts, l.times
+	if scheduler.QPS > 0 && scheduler.Burst > 0 {
+		res.SchedulerTokens = drawTokens(l.scheduler, scheduler, phases)
+	}
 	if len(spans.teardowns) > 0 {
 		res.TeardownStages = splitTeardowns(spans.teardowns, namespace, l.requests)
 	}

@@ -544,6 +544,10 @@ type MeterSources struct {
 	// apiserver received and answered requests ("" when the fleet keeps
 	// none).
 	AuditLog string
+	// SchedulerClient is the limit of kube-scheduler's client, as the
+	// fleet's profile sets it, to replay from the audit log (zero when
+	// unknown).
+	SchedulerClient ClientLimit
 }
 
 func startControlPlaneMeters(ctx context.Context, s MeterSources, report progress.Func) controlPlaneMeters {

@@ -246,6 +246,10 @@ type TrainResult struct {
 	// AuditedTimes are the apiserver's times on the same requests, by
 	// phase and the same keys.
 	AuditedTimes map[string]map[string]AuditedTimes `json:"auditedTimes,omitempty"`
+	// SchedulerTokens are, by phase, how deep the scheduler's own client
+	// drew its token bucket, replayed from the audit log with the
+	// fleet's settings (MeterSources.SchedulerClient); nil without both.
+	SchedulerTokens map[string]*TokensDrawn `json:"schedulerTokens,omitempty"`
 	// StartAfterFit is, for each job that started whole (gang-scheduled
 	// or admitted jobs only, on a fleet of nvidia.com/gpu), the time from
 	// the last moment before it started that the fleet's free GPUs rose
@@ -437,7 +441,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	res, spans := trainAccounting(res, pods, created, end, times)
 	if path := opts.Meters.AuditLog; path != "" {
 		// Read as the run ends: a request answered after that is left out.
-		skipped, err := recordAudit(&res, path, auditFrom, opts.Namespace, spans, rec.Phases)
+		skipped, err := recordAudit(&res, path, auditFrom, opts.Namespace, spans, rec.Phases, opts.Meters.SchedulerClient)
 		switch {
 		case err != nil:
 			opts.Report(progress.Event{Kind: progress.Warn, Message: fmt.Sprintf("the apiserver's audit log is not recorded: %v", err)})

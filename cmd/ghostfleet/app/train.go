@@ -390,6 +390,10 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			fmt.Fprintf(w, "  audit log during %s: %s\n", phase, counted(c, 5))
 			fmt.Fprintf(w, "    the apiserver's time on them: %s\n", auditedTimes(c, r.AuditedTimes[phase], 3))
 		}
+		if t := r.SchedulerTokens[phase]; t != nil {
+			fmt.Fprintf(w, "    the scheduler's client drew at most %.0f of its %d tokens (QPS %d), %.1fs into %s, over %d requests\n",
+				t.Drawn, t.Burst, t.QPS, t.DrawnAt, phase, t.Requests)
+		}
 	}
 	printRequests(w, r.Requests)
 }
