@@ -179,6 +179,10 @@ func (p ComponentProfile) withGang() ComponentProfile {
 	return p
 }
 
+// Settings are the profile's settings in one line, as its Description
+// gives them but without its summary or note.
+func (p ComponentProfile) Settings() string { return p.describe("", "") }
+
 func (p ComponentProfile) describe(summary, note string) string {
 	var b strings.Builder
 	if summary != "" {

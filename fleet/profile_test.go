@@ -68,6 +68,10 @@ func TestComponentProfiles(t *testing.T) {
 					t.Errorf("description %q lacks %q", p.Description, want)
 				}
 			}
+			// Its settings are the same figures, without the summary.
+			if s := p.Settings(); !strings.HasPrefix(s, "scheduler client QPS "+strconv.Itoa(tt.sched.QPS)+"/") || !strings.Contains(p.Description, s) {
+				t.Errorf("settings %q: want the figures of the description %q", s, p.Description)
+			}
 			if got, err := LookupComponentProfile(p.Name); err != nil || got.Name != p.Name {
 				t.Errorf("LookupComponentProfile(%q) = %q, %v", p.Name, got.Name, err)
 			}

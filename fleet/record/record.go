@@ -145,12 +145,17 @@ type Phase struct {
 // Record is what a run leaves behind: what was asked, when each phase
 // ran, and what came out. Snapshots and reports read these.
 type Record struct {
-	ID      string    `json:"id"`
-	Kind    string    `json:"kind"`
-	Cluster string    `json:"cluster"`
-	Profile string    `json:"profile,omitempty"`
-	Started time.Time `json:"started"`
-	Ended   time.Time `json:"ended"`
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Cluster string `json:"cluster"`
+	Profile string `json:"profile,omitempty"`
+	// ProfileSettings are that profile's settings in one line, as the
+	// fleet ran them ("scheduler client QPS 50/burst 850 …"), so that a
+	// record says them without the profile's file; empty on an attached
+	// cluster.
+	ProfileSettings string    `json:"profileSettings,omitempty"`
+	Started         time.Time `json:"started"`
+	Ended           time.Time `json:"ended"`
 	// Outcome is "completed", "timed out", "interrupted" or "failed: …".
 	Outcome string  `json:"outcome"`
 	Params  any     `json:"params"`

@@ -63,7 +63,9 @@ func Load(ctx context.Context, env Env, o LoadOptions) (LoadResult, error) {
 	}
 	o.RunID = NewID("load")
 	o.PrometheusURL = s.prometheusURL
-	o.Limits = workload.LimitsNamed(s.profile)
+	if s.settings != nil { // an attached cluster's limits are unknown
+		o.Limits = workload.LimitsOf(*s.settings)
+	}
 	o.Report = env.reporter().Report
 	warnings, err := o.Validate(capacity, o.AllowUnschedulable)
 	if err != nil {

@@ -110,9 +110,15 @@ func (r Run) Header() Run { return r }
 
 // session is an opened fleet: its clients, profile and Prometheus.
 type session struct {
-	env           Env
-	clients       workload.Clients
-	profile       string
+	env     Env
+	clients workload.Clients
+	profile string
+	// settings is the fleet's profile as it ran it (fleet.ClusterProfile);
+	// nil on an attached cluster, or with settingsErr when it cannot be
+	// read (its file is missing from the fleet's folder, does not parse,
+	// or names another profile).
+	settings      *fleet.ComponentProfile
+	settingsErr   error
 	prometheusURL string
 	// prometheusPending: the fleet came up before its Prometheus was
 	// built (fleet.State.PrometheusPending), which may be building now.
@@ -132,6 +138,12 @@ func open(env Env) (session, error) {
 			return s, err
 		}
 		s.profile, s.prometheusPending = st.Profile, st.PrometheusPending
+		if p, err := fleet.ClusterProfile(env.Target.Name, st.Profile); err != nil {
+			s.settingsErr = err
+			env.warn("the run's record will not hold its profile's settings: %v", err)
+		} else {
+			s.settings = &p
+		}
 		if !st.PrometheusPending { // none answers yet: the run goes without, as on a fleet with none
 			s.prometheusURL = st.PrometheusURL()
 		}
@@ -167,6 +179,9 @@ func (s session) cluster() string {
 // run folder and returns the Run naming it.
 func (s session) write(rec record.Record) (Run, error) {
 	rec.Cluster, rec.Profile = s.cluster(), s.profile
+	if s.settings != nil {
+		rec.ProfileSettings = s.settings.Settings()
+	}
 	if rec.Ended.IsZero() {
 		rec.Ended = time.Now().UTC()
 	}

@@ -64,15 +64,14 @@ func (o *TrainOptions) checkGang() error {
 // gang-scheduled, or says why they cannot be. An attached cluster's
 // settings are unknown: auto is off there, and on is taken at its word
 // (a cluster without the API refuses the PodGroups).
-func (o *TrainOptions) gang(env Env, profile string) error {
+func (o *TrainOptions) gang(env Env, s session) error {
 	var p fleet.ComponentProfile
 	known := false
 	if !env.Target.Attached() {
-		var err error
-		if p, err = fleet.ClusterProfile(env.Target.Name, profile); err != nil {
-			return err
+		if s.settings == nil {
+			return s.settingsErr
 		}
-		known = true
+		p, known = *s.settings, true
 	}
 	switch o.GangMode {
 	case GangOff:
@@ -90,7 +89,7 @@ func (o *TrainOptions) gang(env Env, profile string) error {
 	}
 	switch {
 	case !o.Gang:
-		return fmt.Errorf("--topology %s needs gang scheduling, which fleet %s's profile %s does not turn on: bring a fleet up with --profile gang (or %s+gang)", o.Within, env.Target.Name, profile, profile)
+		return fmt.Errorf("--topology %s needs gang scheduling, which fleet %s's profile %s does not turn on: bring a fleet up with --profile gang (or %s+gang)", o.Within, env.Target.Name, s.profile, s.profile)
 	case known && !p.TopologyAwareScheduling():
 		return fmt.Errorf("--topology %s: fleet %s's profile %s does not turn on the %s feature gate", o.Within, env.Target.Name, p.Name, fleet.GateTopologyAware)
 	}
@@ -127,15 +126,13 @@ type TrainResult struct {
 // Scheduler and CPU): those components' /metrics, and GhostFleet's own
 // fleet's processes. A source that cannot be read is left unset, with a
 // warning naming why.
-func meterSources(ctx context.Context, env Env, profile string) workload.MeterSources {
+func meterSources(ctx context.Context, env Env, profile *fleet.ComponentProfile) workload.MeterSources {
 	var s workload.MeterSources
 	if !env.Target.Attached() {
 		s.Cluster = env.Target.Name
 		s.AuditLog = fleet.AuditLogPath(env.Target.Name)
-		if p, err := fleet.ClusterProfile(env.Target.Name, profile); err != nil {
-			env.warn("the scheduler's client's tokens are not replayed from the audit log: %v", err)
-		} else {
-			s.SchedulerClient = workload.ClientLimit{QPS: p.Scheduler.QPS, Burst: p.Scheduler.Burst}
+		if profile != nil {
+			s.SchedulerClient = workload.TokenBucket{QPS: profile.Scheduler.QPS, Burst: profile.Scheduler.Burst}
 		}
 		name := env.Target.Name
 		s.EtcdTrace = func(ctx context.Context, d time.Duration) (io.ReadCloser, error) {
@@ -196,7 +193,7 @@ func Train(ctx context.Context, env Env, o TrainOptions) (TrainResult, error) {
 	if err != nil {
 		return TrainResult{}, err
 	}
-	if err := o.gang(env, s.profile); err != nil {
+	if err := o.gang(env, s); err != nil {
 		return TrainResult{}, err
 	}
 	o.RunID, o.Report = NewID("train"), env.reporter().Report
@@ -204,7 +201,7 @@ func Train(ctx context.Context, env Env, o TrainOptions) (TrainResult, error) {
 	if err != nil {
 		return TrainResult{}, err
 	}
-	o.Meters = meterSources(ctx, env, s.profile)
+	o.Meters = meterSources(ctx, env, s.settings)
 	for _, w := range warnings {
 		env.warn("%s", w)
 	}

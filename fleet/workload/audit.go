@@ -204,8 +204,9 @@ func auditLogSize(path string) int64 {
 }
 
 // readAuditLog reads the requests in the audit log at path, from offset
-// on, received in phases, each once (at the stage that ends it); those
-// for pods and Jobs in namespace by object too. A line that is not an
+// on, each once (at the stage that ends it): those received in phases,
+// and those for pods and Jobs in namespace by object too; the
+// scheduler's own client's, in phases or not, by when received. A line that is not an
 // event (a write cut short) is skipped and counted; a last line without
 // its newline is one the apiserver is still writing, and is left out.
 func readAuditLog(path string, offset int64, namespace string, phases []record.Phase) (auditLog, error) {
@@ -243,7 +244,7 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 		if clientName(ev.UserAgent) == schedulerClient {
 			out.scheduler = append(out.scheduler, received)
 		}
-		phase := slices.IndexFunc(phases, func(ph record.Phase) bool { return !received.Before(ph.Start) && received.Before(ph.End) })
+		phase := phaseAt(phases, received)
 		if phase < 0 {
 			continue
 		}
@@ -423,7 +424,7 @@ const bindingResource = "pods/binding"
 // client's tokens drawn (given its limits), the teardowns split and, for
 // an admitted run, its jobs' binds. It returns how many
 // lines were not events.
-func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans auditSpans, phases []record.Phase, scheduler ClientLimit) (skipped int, err error) {
+func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans auditSpans, phases []record.Phase, scheduler TokenBucket) (skipped int, err error) {
 	l, err := readAuditLog(path, offset, namespace, phases)
 	if err != nil {
 		return 0, err

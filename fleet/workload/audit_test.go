@@ -88,7 +88,7 @@ func TestAuditTeardowns(t *testing.T) {
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(1000)}, {Name: "hold", Start: at(1000), End: at(3000)}}
 	var res TrainResult
-	skipped, err := recordAudit(&res, path, int64(len(before)), "ns", auditSpans{teardowns: spans}, phases, ClientLimit{})
+	skipped, err := recordAudit(&res, path, int64(len(before)), "ns", auditSpans{teardowns: spans}, phases, TokenBucket{})
 	if err != nil || skipped != 1 {
 		t.Fatalf("skipped %d lines, %v; want 1", skipped, err)
 	}
@@ -157,7 +157,7 @@ func TestAuditedTimes(t *testing.T) {
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(2000)}, {Name: "hold", Start: at(2000), End: at(3000)}}
 	var res TrainResult
-	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, ClientLimit{}); err != nil {
+	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]map[string]AuditedTimes{
@@ -214,7 +214,7 @@ func TestAuditBinds(t *testing.T) {
 		{job: "j2", seen: at(1000), bound: at(2000), pods: []string{"j2-0", "j2-1"}}, // j2-1 has no binding
 	}}
 	res := TrainResult{Admission: &AdmissionResult{Jobs: []AdmittedJob{{Job: "j2", Order: 1}, {Job: "j1", Order: 2}}}}
-	if _, err := recordAudit(&res, path, 0, "ns", spans, phases, ClientLimit{}); err != nil {
+	if _, err := recordAudit(&res, path, 0, "ns", spans, phases, TokenBucket{}); err != nil {
 		t.Fatal(err)
 	}
 	a := res.Admission
@@ -249,7 +249,7 @@ func TestAuditBinds(t *testing.T) {
 	}
 	// Without an admission result (not an admitted run) nothing is split.
 	res = TrainResult{}
-	if _, err := recordAudit(&res, path, 0, "ns", spans, phases, ClientLimit{}); err != nil || res.Admission != nil {
+	if _, err := recordAudit(&res, path, 0, "ns", spans, phases, TokenBucket{}); err != nil || res.Admission != nil {
 		t.Errorf("a run without admission: %v, %+v", err, res.Admission)
 	}
 }
@@ -296,7 +296,7 @@ func TestAuditNothingSplit(t *testing.T) {
 
 func TestAuditLogErrors(t *testing.T) {
 	phases := []record.Phase{{Name: "hold", Start: time.Now(), End: time.Now()}}
-	if _, err := recordAudit(&TrainResult{}, filepath.Join(t.TempDir(), "none"), 0, "ns", auditSpans{}, phases, ClientLimit{}); err == nil || !strings.Contains(err.Error(), "none") {
+	if _, err := recordAudit(&TrainResult{}, filepath.Join(t.TempDir(), "none"), 0, "ns", auditSpans{}, phases, TokenBucket{}); err == nil || !strings.Contains(err.Error(), "none") {
 		t.Errorf("a missing log: %v", err)
 	}
 }

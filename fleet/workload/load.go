@@ -182,7 +182,11 @@ type Verdict struct {
 	MaxPending float64 `json:"maxPending"`
 	// SchedulerQueueMax is the scheduler_pending_pods{queue="active"} peak.
 	SchedulerQueueMax float64 `json:"schedulerQueueMax,omitempty"`
-	// AttemptRate is scheduling attempts per second over the run.
+	// AttemptRate is scheduling attempts per second over the run, from
+	// the scheduler's counter in Prometheus; where that counter was not
+	// read (no Prometheus, or its query failed), the pods the watch saw
+	// bound per second (LoadResult.ScheduleRate), which leaves out
+	// failed attempts.
 	AttemptRate float64 `json:"attemptRate"`
 	// PodGroupAttempts and PodGroupAttemptSeconds estimate the scheduler's
 	// pod group (gang) scheduling cycles over the run and their summed
@@ -548,16 +552,6 @@ const unschedulableStall = 20 * time.Second
 // LimitsOf are the client limits profile runs with.
 func LimitsOf(p fleet.ComponentProfile) ClientLimits {
 	return ClientLimits{Profile: p.Name, SchedulerQPS: p.Scheduler.QPS, ControllerManagerQPS: p.ControllerManager.QPS}
-}
-
-// LimitsNamed are the limits of the profile called name; zero when no
-// profile has that name (an attached cluster's profile is unknown).
-func LimitsNamed(name string) ClientLimits {
-	p, err := fleet.LookupComponentProfile(name)
-	if err != nil {
-		return ClientLimits{}
-	}
-	return LimitsOf(p)
 }
 
 // describe names a QPS limit with the profile it comes from.

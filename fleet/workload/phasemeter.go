@@ -547,7 +547,7 @@ type MeterSources struct {
 	// SchedulerClient is the limit of kube-scheduler's client, as the
 	// fleet's profile sets it, to replay from the audit log (zero when
 	// unknown).
-	SchedulerClient ClientLimit
+	SchedulerClient TokenBucket
 }
 
 func startControlPlaneMeters(ctx context.Context, s MeterSources, report progress.Func) controlPlaneMeters {

@@ -14,11 +14,11 @@ import (
 // without that name.
 const schedulerClient = "scheduler"
 
-// ClientLimit is an API client's token bucket as client-go builds it
+// TokenBucket is an API client's token bucket as client-go builds it
 // from a rest.Config's QPS and Burst: Burst tokens, refilled at QPS a
 // second, one taken by each request. Zero when unknown (an attached
 // cluster, whose scheduler's settings GhostFleet does not know).
-type ClientLimit struct {
+type TokenBucket struct {
 	QPS, Burst int
 }
 
@@ -28,11 +28,18 @@ type ClientLimit struct {
 // first request read, refilled between requests and one token taken at
 // each. A request the limiter held is received once it let it through,
 // so a bucket the limiter emptied replays as drawn to its burst and no
-// deeper (give or take the requests' ways to the apiserver); a bucket
+// deeper, give or take the requests' ways to the apiserver (a few
+// milliseconds, which can put Drawn a token past the burst); a bucket
 // drawn less deep than its burst was never emptied, and the figure is
-// what the requests needed. Requests the audit policy leaves out (lists
-// and watches, under GhostFleet's profiles: an informer's, every few
-// minutes) are not counted.
+// what the requests needed.
+//
+// The replay starts full, so it never draws deeper than the real bucket
+// and Drawn is a lower bound: exact once the real bucket has been full
+// since the first request read, as it is after Burst/QPS seconds without
+// a request (20 s at 1,000 and 50), not when requests just before the
+// run, outside the replay, had drawn it. The lists the client's
+// informers send now and then draw a token each too, and the audit
+// policies of GhostFleet's profiles leave them out; watches draw none.
 type TokensDrawn struct {
 	// QPS and Burst are the client's limits the bucket was replayed with.
 	QPS   int `json:"qps"`
@@ -47,10 +54,16 @@ type TokensDrawn struct {
 	DrawnAt float64 `json:"drawnAt"`
 }
 
+// phaseAt is the index of the phase t falls in (from its start, to
+// before its end); -1 when none.
+func phaseAt(phases []record.Phase, t time.Time) int {
+	return slices.IndexFunc(phases, func(ph record.Phase) bool { return !t.Before(ph.Start) && t.Before(ph.End) })
+}
+
 // drawTokens replays limit's bucket over the requests received at
 // received (in any order), from the first on, and returns what was
 // drawn in each phase that had a request.
-func drawTokens(received []time.Time, limit ClientLimit, phases []record.Phase) map[string]*TokensDrawn {
+func drawTokens(received []time.Time, limit TokenBucket, phases []record.Phase) map[string]*TokensDrawn {
 	times := slices.Clone(received)
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 	out := map[string]*TokensDrawn{}
@@ -62,7 +75,7 @@ func drawTokens(received []time.Time, limit ClientLimit, phases []record.Phase) 
 			level = min(burst, level+float64(limit.QPS)*t.Sub(last).Seconds())
 		}
 		last, level = t, level-1
-		p := slices.IndexFunc(phases, func(ph record.Phase) bool { return !t.Before(ph.Start) && t.Before(ph.End) })
+		p := phaseAt(phases, t)
 		if p < 0 {
 			continue
 		}

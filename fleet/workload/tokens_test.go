@@ -21,7 +21,7 @@ import (
 func TestDrawTokens(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
 	phases := []record.Phase{{Name: "train", Start: t0, End: t0.Add(time.Hour)}}
-	limit := ClientLimit{QPS: 50, Burst: 200}
+	limit := TokenBucket{QPS: 50, Burst: 200}
 
 	clock := testingclock.NewFakeClock(t0)
 	limiter := flowcontrol.NewTokenBucketRateLimiterWithClock(float32(limit.QPS), limit.Burst, clock)
@@ -38,13 +38,31 @@ func TestDrawTokens(t *testing.T) {
 		t.Errorf("the limiter let the last through at %g s, want 6 s (300 held at 50 a second)", last)
 	}
 
-	var burst []time.Time
+	// 50 at once, 100 s idle (refilled to the burst and no more), then
+	// 150 at once: 150 drawn at 100 s, not 50 at 0 s.
+	var twice []time.Time
 	for i := range 150 {
-		burst = append(burst, t0.Add(time.Duration(149-i)*time.Microsecond)) // in any order
+		if i < 50 {
+			twice = append(twice, t0.Add(time.Duration(i)*time.Microsecond))
+		}
+		twice = append(twice, t0.Add(100*time.Second+time.Duration(i)*time.Microsecond))
 	}
-	d = drawTokens(burst, limit, phases)["train"]
-	if math.Abs(d.Drawn-150) > 0.01 || d.DrawnAt > 0.001 {
-		t.Errorf("150 requests at once: %+v; want 150 drawn at 0 s", d)
+	d = drawTokens(twice, limit, phases)["train"]
+	if d.Requests != 200 || math.Abs(d.Drawn-150) > 0.01 || math.Abs(d.DrawnAt-100) > 0.001 {
+		t.Errorf("50 requests at once, then 150 100 s later: %+v; want 150 drawn at 100 s", d)
+	}
+
+	// The log is in the order requests were answered, not received:
+	// sorted, 200 requests at 100 a second draw 200 − 50 × 1.99 = 100.5
+	// by the last; replayed in the log's order, time would run backwards
+	// between them.
+	var spread []time.Time
+	for i := range 100 {
+		spread = append(spread, t0.Add(time.Second+time.Duration(99-i)*10*time.Millisecond), t0.Add(time.Duration(99-i)*10*time.Millisecond))
+	}
+	d = drawTokens(spread, limit, phases)["train"]
+	if math.Abs(d.Drawn-100.5) > 1e-6 || math.Abs(d.DrawnAt-1.99) > 1e-9 {
+		t.Errorf("200 requests over 2 s, answered out of order: %+v; want 100.5 drawn at 1.99 s", d)
 	}
 
 	var steady []time.Time
@@ -68,7 +86,7 @@ func TestDrawTokensPhases(t *testing.T) {
 	for range 30 {
 		times = append(times, t0.Add(1500*time.Millisecond))
 	}
-	got := drawTokens(times, ClientLimit{QPS: 10, Burst: 100}, phases)
+	got := drawTokens(times, TokenBucket{QPS: 10, Burst: 100}, phases)
 	// 80 drawn at 0 s, 15 back by 1.5 s, then 30 more: 95 drawn.
 	if d := got["train"]; d == nil || d.Requests != 30 || math.Abs(d.Drawn-95) > 1e-6 || math.Abs(d.DrawnAt-0.5) > 1e-6 {
 		t.Errorf("train: %+v; want 30 requests, 95 drawn at 0.5 s", d)
@@ -99,14 +117,14 @@ func TestAuditSchedulerTokens(t *testing.T) {
 	}
 	var res TrainResult
 	phases := []record.Phase{{Name: "train", Start: t0, End: at(1000)}}
-	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, ClientLimit{QPS: 1, Burst: 100}); err != nil {
+	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{QPS: 1, Burst: 100}); err != nil {
 		t.Fatal(err)
 	}
 	if d := res.SchedulerTokens["train"]; d == nil || d.Requests != 40 || d.Drawn < 39.9 || d.Drawn > 40 {
 		t.Errorf("tokens %+v; want the scheduler's 40 bindings, about 40 drawn", d)
 	}
 	res = TrainResult{}
-	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, ClientLimit{}); err != nil || res.SchedulerTokens != nil {
+	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{}); err != nil || res.SchedulerTokens != nil {
 		t.Errorf("without the scheduler's limits: tokens %v, %v; want none", res.SchedulerTokens, err)
 	}
 }

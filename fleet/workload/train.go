@@ -505,6 +505,13 @@ func hold(ctx context.Context, tracker *Tracker, d time.Duration, since time.Tim
 	}
 }
 
+// appendSeconds appends d to all and returns it in seconds: one part of
+// an admitted job goes to the parts' percentiles and to the job's own.
+func appendSeconds(all *[]time.Duration, d time.Duration) float64 {
+	*all = append(*all, d)
+	return d.Seconds()
+}
+
 // trainAccounting derives the job figures from the pods' times. A pod
 // runs from Running until Ended (or end). A job starts when all its pods
 // first run together; until then every bound pod of it holds GPUs that do
@@ -542,15 +549,10 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 			afterFit = append(afterFit, t.started.Sub(from))
 			if !admitted.IsZero() && !ungated.IsZero() {
 				seen, bound, names := wholePodsSeen(jp, t.started, ungated)
-				// Each part goes to its percentiles and to the job's own.
-				add := func(all *[]time.Duration, d time.Duration) float64 {
-					*all = append(*all, d)
-					return d.Seconds()
-				}
 				jobs = append(jobs, AdmittedJob{Job: job, Order: slices.Index(times.order, job) + 1, StartAfterFit: t.started.Sub(from).Seconds(),
-					AdmitAfterFit: add(&admitAfterFit, admitted.Sub(from)), Ungate: add(&ungate, ungated.Sub(admitted)),
-					StartAfterUngate: add(&startAfterUngate, t.started.Sub(ungated)), PodsCreated: add(&podsCreated, seen.Sub(ungated)),
-					PodsBound: add(&podsBound, bound.Sub(seen)), PodsRunning: add(&podsRunning, t.started.Sub(bound))})
+					AdmitAfterFit: appendSeconds(&admitAfterFit, admitted.Sub(from)), Ungate: appendSeconds(&ungate, ungated.Sub(admitted)),
+					StartAfterUngate: appendSeconds(&startAfterUngate, t.started.Sub(ungated)), PodsCreated: appendSeconds(&podsCreated, seen.Sub(ungated)),
+					PodsBound: appendSeconds(&podsBound, bound.Sub(seen)), PodsRunning: appendSeconds(&podsRunning, t.started.Sub(bound))})
 				spans.binds = append(spans.binds, bindSpan{job: job, seen: seen, bound: bound, pods: names})
 			}
 		case t.runningAtEnd > 0:

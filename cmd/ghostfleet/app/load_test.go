@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/requests"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
@@ -49,13 +50,10 @@ func TestPrintLoadJudgesOnlySteadyRuns(t *testing.T) {
 }
 
 func TestClientLimitsComeFromTheProfile(t *testing.T) {
-	if l := workload.LimitsNamed("tuned"); l.SchedulerQPS <= 50 || l.Profile != "tuned" {
+	if l := workload.LimitsOf(fleet.ProfileTuned); l.SchedulerQPS <= 50 || l.Profile != "tuned" {
 		t.Errorf("tuned limits %+v", l)
 	}
-	if l := workload.LimitsNamed("default"); l.SchedulerQPS != 50 || l.ControllerManagerQPS != 20 {
+	if l := workload.LimitsOf(fleet.ProfileDefault); l.SchedulerQPS != 50 || l.ControllerManagerQPS != 20 {
 		t.Errorf("default limits %+v, want the upstream 50 and 20", l)
-	}
-	if l := workload.LimitsNamed(""); l != (workload.ClientLimits{}) {
-		t.Errorf("an attached cluster's limits are unknown, got %+v", l)
 	}
 }
