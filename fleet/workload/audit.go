@@ -206,9 +206,10 @@ func auditLogSize(path string) int64 {
 // readAuditLog reads the requests in the audit log at path, from offset
 // on, each once (at the stage that ends it): those received in phases,
 // and those for pods and Jobs in namespace by object too; the
-// scheduler's own client's, in phases or not, by when received. A line that is not an
-// event (a write cut short) is skipped and counted; a last line without
-// its newline is one the apiserver is still writing, and is left out.
+// scheduler's own client's, in phases or not, by when received. A line
+// that is not an event (a write cut short) is skipped and counted; a
+// last line without its newline is one the apiserver is still writing,
+// and is left out.
 func readAuditLog(path string, offset int64, namespace string, phases []record.Phase) (auditLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -422,8 +423,8 @@ const bindingResource = "pods/binding"
 // recordAudit reads the audit log at path, from offset, over the run's
 // phases: the requests of each phase by who asked what, the scheduler's
 // client's tokens drawn (given its limits), the teardowns split and, for
-// an admitted run, its jobs' binds. It returns how many
-// lines were not events.
+// an admitted run, its jobs' binds. It returns how many lines were not
+// events.
 func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans auditSpans, phases []record.Phase, scheduler TokenBucket) (skipped int, err error) {
 	l, err := readAuditLog(path, offset, namespace, phases)
 	if err != nil {

@@ -34,10 +34,10 @@ type TokenBucket struct {
 // what the requests needed.
 //
 // The replay starts full, so it never draws deeper than the real bucket
-// and Drawn is a lower bound: exact once the real bucket has been full
-// since the first request read, as it is after Burst/QPS seconds without
-// a request (20 s at 1,000 and 50), not when requests just before the
-// run, outside the replay, had drawn it. The lists the client's
+// and Drawn is a lower bound: exact when the real bucket was full at the
+// first request read, as it is after Burst/QPS seconds without a request
+// (20 s at 1,000 and 50), not when requests just before the run, outside
+// the replay, had drawn it. The lists the client's
 // informers send now and then draw a token each too, and the audit
 // policies of GhostFleet's profiles leave them out; watches draw none.
 type TokensDrawn struct {
