@@ -87,7 +87,10 @@ control plane, read from each source as each phase ends:
     controller-manager's controller), verb and resource, with the
     apiserver's time on them (and, for those over 0.5s, their time in
     etcd, in APF's queues and in its other layers, as the apiserver
-    annotates them), and each
+    annotates them); the most of kube-scheduler's client tokens its
+    requests drew at once, its token bucket replayed over them with the
+    profile's QPS and burst (.schedulerTokens: drawn to the burst means
+    its limiter held requests); and each
     whole-job restart's teardown split where the apiserver saw it (the
     Job's DELETE received and answered, the first request about the job
     from the client that sent the first worker's DELETE, the workers'
