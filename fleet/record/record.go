@@ -161,9 +161,48 @@ type Record struct {
 	Params  any     `json:"params"`
 	Phases  []Phase `json:"phases"`
 	Result  any     `json:"result"`
+	// Host is the machine the run ran on, over the run; nil when it
+	// could not be read, and on runs written before GhostFleet read it.
+	Host *Host `json:"host,omitempty"`
 	// Warnings are what the run met that its figures alone would not
 	// say, such as etcd refusing writes (NOSPACE), with what to do.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Host is the machine GhostFleet ran a run on (on an attached cluster the
+// load generator's, not the control plane's), over the run
+// (fleet.ReadHost):
+//   - CPUs, its cores, and CPUSeconds, their time by state summed over
+//     them from /proc/stat (user, nice, system, idle, iowait, irq,
+//     softirq, steal, the time its hypervisor ran something else when a
+//     core had work);
+//   - ProbeStart and ProbeEnd, a fixed work timed just before the run
+//     and just after it: how fast one core was. A busy host can slow
+//     its guest's cores without counting steal, and then the same work
+//     costs every process more CPU seconds.
+type Host struct {
+	CPUs       int                `json:"cpus"`
+	CPUSeconds map[string]float64 `json:"cpuSeconds"`
+	ProbeStart Probe              `json:"probeStart"`
+	ProbeEnd   Probe              `json:"probeEnd"`
+}
+
+// Probe is two fixed works done Trials times each on one thread
+// (fleet.SpeedProbe): one within a core's own caches (Cache), one that
+// spills into the caches the cores share and into memory (Memory).
+type Probe struct {
+	Trials int        `json:"trials"`
+	Cache  ProbeTimes `json:"cache"`
+	Memory ProbeTimes `json:"memory"`
+}
+
+// ProbeTimes are the thread's CPU milliseconds on a work's fastest trial
+// and on its median one, and the median trial's wall milliseconds (above
+// its CPU time when the thread waited for a core).
+type ProbeTimes struct {
+	CPUMsMin     float64 `json:"cpuMsMin"`
+	CPUMsMedian  float64 `json:"cpuMsMedian"`
+	WallMsMedian float64 `json:"wallMsMedian"`
 }
 
 // Outcome names how a run that returned err ended: "completed",

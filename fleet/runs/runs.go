@@ -120,6 +120,9 @@ type session struct {
 	settings      *fleet.ComponentProfile
 	settingsErr   error
 	prometheusURL string
+	// host is the machine read when the session opened (nil when it
+	// could not be), for the record's Host.
+	host *fleet.HostStart
 	// prometheusPending: the fleet came up before its Prometheus was
 	// built (fleet.State.PrometheusPending), which may be building now.
 	prometheusPending bool
@@ -150,7 +153,15 @@ func open(env Env) (session, error) {
 	}
 	var err error
 	s.clients, err = workload.NewClients(env.Target)
-	return s, err
+	if err != nil {
+		return s, err
+	}
+	if h, err := fleet.ReadHost(); err != nil {
+		env.warn("the run's record will not hold the machine's speed and CPU time: %v", err)
+	} else {
+		s.host = &h
+	}
+	return s, nil
 }
 
 // openWorkload opens the cluster for a workload and returns what it
@@ -184,6 +195,13 @@ func (s session) write(rec record.Record) (Run, error) {
 	}
 	if rec.Ended.IsZero() {
 		rec.Ended = time.Now().UTC()
+	}
+	if s.host != nil {
+		if h, err := s.host.Since(); err != nil {
+			rec.Warnings = append(rec.Warnings, "the machine's speed and CPU time at the run's end could not be read: "+err.Error())
+		} else {
+			rec.Host = &h
+		}
 	}
 	rec.Warnings = append(rec.Warnings, etcdWarnings(rec.Result)...)
 	if s.prometheusPending {

@@ -195,6 +195,8 @@ const (
 	EtcdCallsUntimed            = "etcd's calls are not timed: it runs without --metrics=extensive (a fleet made before GhostFleet set it: `ghostfleet clean`, then `ghostfleet up`; an attached etcd: start it with the flag)"
 	SchedulerUnrecorded         = "the scheduler's attempts are not recorded"
 	CPUUnrecorded               = "the control plane's CPU by phase is not recorded"
+	HostUnrecorded              = "the machine's CPU time by phase is not recorded"
+	SpeedUnrecorded             = "the machine's speed by phase is not recorded"
 	RunQueueUnrecorded          = "the control plane's waits for a core are not recorded"
 )
 
@@ -224,6 +226,8 @@ const (
 	bucketsSuffix           = " buckets" // a histogram's cumulative counts by upper bound, every bound kept
 	cpuSource               = "cpu"
 	runQueueSource          = "runQueue"
+	hostSource              = "host"
+	speedSource             = "speed"
 )
 
 // longRunningVerbs are the apiserver's verbs whose requests last as long
@@ -233,7 +237,7 @@ const (
 var longRunningVerbs = []string{"WATCH", "WATCHLIST", "CONNECT"}
 
 // reading is one read of a source: histogram (or cpuSource,
-// runQueueSource) → key → tally; a histogram's buckets are the entry
+// runQueueSource, hostSource, speedSource) → key → tally; a histogram's buckets are the entry
 // named after it with bucketsSuffix, upper bound → cumulative count.
 type reading map[string]map[string]metrics.Tally
 
@@ -522,8 +526,41 @@ func byPhase[T any](m *phaseMeter, f func(reading) T) map[string]T {
 // process's CPU and its wait for a core, each as far as its source can be
 // read.
 type controlPlaneMeters struct {
-	controllerManager, apiserver, etcd, scheduler, cpu, runQueue *phaseMeter
+	controllerManager, apiserver, etcd, scheduler, cpu, runQueue, host, speed *phaseMeter
+	sampler                                                                   *fleet.SpeedSampler
 }
+
+// speedInterval is how often the meters' sampler times the speed
+// probe's works: about 0.7 % of a core.
+const speedInterval = 5 * time.Second
+
+// SpeedSamples are how fast the machine ran during one phase of a run,
+// from fleet.SpeedSampler's trials in it: how many, and their mean CPU
+// milliseconds on each of the speed probe's works (record.Probe). The
+// same machine gives each work the same time; a higher one is a slower
+// core (both works) or less of the caches and memory the cores share
+// (the memory work alone).
+type SpeedSamples struct {
+	Trials      int     `json:"trials"`
+	CacheCPUMs  float64 `json:"cacheCPUMs"`
+	MemoryCPUMs float64 `json:"memoryCPUMs"`
+}
+
+// speedReader reads the sampler's totals as trials (a tally's count) and
+// CPU milliseconds (its sum) by work.
+func speedReader(sampler *fleet.SpeedSampler) func(context.Context) (reading, error) {
+	return func(context.Context) (reading, error) {
+		t, err := sampler.Totals()
+		if err != nil {
+			return nil, err
+		}
+		n := float64(t.Trials)
+		return reading{speedSource: {"cache": {Count: n, Sum: ms(t.Cache)}, "memory": {Count: n, Sum: ms(t.Memory)}}}, nil
+	}
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // MeterSources are where a run reads its phases' costs; a source left
 // unset is not metered.
@@ -551,7 +588,8 @@ type MeterSources struct {
 }
 
 func startControlPlaneMeters(ctx context.Context, s MeterSources, report progress.Func) controlPlaneMeters {
-	var cm, api, etcd, sched, cpu, runQueue func(context.Context) (reading, error)
+	var cm, api, etcd, sched, cpu, runQueue, host, speed func(context.Context) (reading, error)
+	var sampler *fleet.SpeedSampler
 	if s.ControllerManager != nil {
 		cm = histogramReader(*s.ControllerManager, map[string][]string{rateLimiterHistogram: {"verb"}, queueHistogram: {"name"}, workHistogram: {"name"}})
 	}
@@ -567,6 +605,9 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 	if s.Cluster != "" {
 		cpu = procReader(s.Cluster, cpuSource, fleet.ComponentCPU)
 		runQueue = procReader(s.Cluster, runQueueSource, runQueueTotals(fleet.ThreadRunQueueWaits))
+		host = procReader(s.Cluster, hostSource, func(string) (map[string]time.Duration, error) { return fleet.HostCPU() })
+		sampler = fleet.StartSpeedSampler(speedInterval)
+		speed = speedReader(sampler)
 	}
 	return controlPlaneMeters{
 		controllerManager: startPhaseMeter(ctx, ControllerManagerUnrecorded, cm, report),
@@ -575,6 +616,9 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 		scheduler:         startPhaseMeter(ctx, SchedulerUnrecorded, sched, report),
 		cpu:               startPhaseMeter(ctx, CPUUnrecorded, cpu, report),
 		runQueue:          startPhaseMeter(ctx, RunQueueUnrecorded, runQueue, report),
+		host:              startPhaseMeter(ctx, HostUnrecorded, host, report),
+		speed:             startPhaseMeter(ctx, SpeedUnrecorded, speed, report),
+		sampler:           sampler,
 	}
 }
 
@@ -596,6 +640,15 @@ func (m controlPlaneMeters) phase(ctx context.Context, name string) {
 	m.scheduler.phase(ctx, name)
 	m.cpu.phase(ctx, name)
 	m.runQueue.phase(ctx, name)
+	m.host.phase(ctx, name)
+	m.speed.phase(ctx, name)
+}
+
+// stop ends the speed sampling, once the last phase is read.
+func (m controlPlaneMeters) stop() {
+	if m.sampler != nil {
+		m.sampler.Stop()
+	}
 }
 
 // record puts the phases' figures into res.
@@ -615,4 +668,13 @@ func (m controlPlaneMeters) record(res *TrainResult) {
 	})
 	res.CPU = byPhase(m.cpu, func(r reading) map[string]float64 { return r.seconds(cpuSource) })
 	res.RunQueue = byPhase(m.runQueue, func(r reading) map[string]float64 { return r.seconds(runQueueSource) })
+	res.HostCPU = byPhase(m.host, func(r reading) map[string]float64 { return r.seconds(hostSource) })
+	res.HostSpeed = byPhase(m.speed, func(r reading) SpeedSamples {
+		by := r.of(speedSource)
+		n := by["cache"].Count
+		if n == 0 {
+			return SpeedSamples{}
+		}
+		return SpeedSamples{Trials: int(n), CacheCPUMs: math.Round(by["cache"].Sum/n*1000) / 1000, MemoryCPUMs: math.Round(by["memory"].Sum/n*1000) / 1000}
+	})
 }

@@ -372,3 +372,27 @@ func TestByOperation(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// The machine's speed by phase is the mean of the sampler's trials in
+// it: a phase with none has none, not a mean of 0 ms.
+func TestSpeedByPhase(t *testing.T) {
+	totals := []reading{
+		{speedSource: {"cache": {Count: 1, Sum: 10}, "memory": {Count: 1, Sum: 25}}},
+		{speedSource: {"cache": {Count: 4, Sum: 46}, "memory": {Count: 4, Sum: 100}}},
+		{speedSource: {"cache": {Count: 4, Sum: 46}, "memory": {Count: 4, Sum: 100}}},
+	}
+	n := 0
+	m := startControlPlaneMeters(context.Background(), MeterSources{}, func(ev progress.Event) { t.Errorf("warning %q", ev.Message) })
+	m.speed = startPhaseMeter(context.Background(), SpeedUnrecorded, func(context.Context) (reading, error) {
+		n++
+		return totals[n-1], nil
+	}, m.speed.report)
+	m.phase(context.Background(), "train")
+	m.phase(context.Background(), "hold")
+	var res TrainResult
+	m.record(&res)
+	want := map[string]SpeedSamples{"train": {Trials: 3, CacheCPUMs: 12, MemoryCPUMs: 25}, "hold": {}}
+	if !reflect.DeepEqual(res.HostSpeed, want) {
+		t.Errorf("speed by phase %+v, want %+v", res.HostSpeed, want)
+	}
+}

@@ -298,6 +298,17 @@ type TrainResult struct {
 	Scheduler map[string]SchedulerAttempts  `json:"scheduler,omitempty"`
 	CPU       map[string]map[string]float64 `json:"cpuSeconds,omitempty"`
 	RunQueue  map[string]map[string]float64 `json:"runQueueSeconds,omitempty"`
+	// HostCPU is, by phase, the machine's cores' seconds by state, summed
+	// over them (fleet.HostCPU: user, system, idle, steal…), on
+	// GhostFleet's own fleet, absent as ControllerManager is: how busy
+	// the machine was beyond the control plane, and what its hypervisor
+	// took.
+	HostCPU map[string]map[string]float64 `json:"hostCPUSeconds,omitempty"`
+	// HostSpeed is, by phase, how fast the machine ran, sampled every
+	// 5 s (SpeedSamples), on GhostFleet's own fleet, absent as
+	// ControllerManager is; a phase shorter than the interval may have
+	// no trial.
+	HostSpeed map[string]SpeedSamples `json:"hostSpeed,omitempty"`
 	// Etcd is, by phase, how long etcd took on the calls it served (the
 	// apiserver's, from etcd's side), absent as ControllerManager is.
 	Etcd map[string]EtcdTimes `json:"etcd,omitempty"`
@@ -352,6 +363,7 @@ func Train(ctx context.Context, clients Clients, opts TrainOptions) (TrainResult
 	}
 
 	meter := startControlPlaneMeters(ctx, opts.Meters, opts.Report)
+	defer meter.stop()
 	auditFrom := auditLogSize(opts.Meters.AuditLog)
 	start := time.Now()
 	createDone := progress.Step(opts.Report, "create", fmt.Sprintf("creating %d jobs × %d pods × %d GPUs", opts.Jobs, opts.PodsPerJob, opts.GPUsPerPod), 0)

@@ -50,6 +50,12 @@ func faultRecord(t *testing.T, ctx context.Context, args ...string) (record.Reco
 	if rec.Kind != fault.RecordKind || rec.Cluster != faultCluster || rec.Outcome != "completed" || rec.ID != out.ID {
 		t.Errorf("record id %q kind %q cluster %q outcome %q", rec.ID, rec.Kind, rec.Cluster, rec.Outcome)
 	}
+	// The record says the machine it ran on: its cores, their time over
+	// the run, and the speed probe at both ends.
+	if h := rec.Host; h == nil || h.CPUs < 1 || h.CPUSeconds["user"]+h.CPUSeconds["system"]+h.CPUSeconds["idle"] <= 0 ||
+		h.ProbeStart.Trials < 1 || h.ProbeStart.Cache.CPUMsMin <= 0 || h.ProbeEnd.Memory.CPUMsMin <= 0 {
+		t.Errorf("record's host %+v; want its cores, their time over the run, and a probe at both ends", h)
+	}
 	var res fault.Result
 	data, _ := json.Marshal(rec.Result)
 	if err := json.Unmarshal(data, &res); err != nil {
@@ -488,8 +494,10 @@ func TestFaults(t *testing.T) {
 		// processes used CPU in both phases.
 		api, sched := train.APIServer, train.Scheduler
 		if api["train"].Requests["POST pods"].Count < 4 || api["hold"].Requests["DELETE pods"].Count < 2 || sched["train"].Attempts["scheduled"].Count < 4 || sched["hold"].Attempts["scheduled"].Count < 2 ||
-			train.CPU["train"]["kube-apiserver"] <= 0 || train.CPU["hold"]["kube-apiserver"] <= 0 {
-			t.Errorf("apiserver's requests %+v, scheduler's attempts %+v, CPU %v; want at least 4 POST pods and 4 pods scheduled during train, 2 DELETE pods and 2 scheduled during the hold, the apiserver's CPU in both", api, sched, train.CPU)
+			train.CPU["train"]["kube-apiserver"] <= 0 || train.CPU["hold"]["kube-apiserver"] <= 0 || train.HostCPU["hold"]["user"] <= 0 ||
+			train.HostSpeed["hold"].Trials < 1 || train.HostSpeed["hold"].MemoryCPUMs <= 0 {
+			t.Errorf("apiserver's requests %+v, scheduler's attempts %+v, CPU %v, the machine's %v and its speed %+v; want at least 4 POST pods and 4 pods scheduled during train, 2 DELETE pods and 2 scheduled during the hold, the apiserver's CPU in both, the machine's user time and speed in the hold",
+				api, sched, train.CPU, train.HostCPU, train.HostSpeed)
 		}
 		job := lost.Labels["batch.kubernetes.io/job-name"]
 		after, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job, FieldSelector: "status.phase=Running"})
