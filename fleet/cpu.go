@@ -82,7 +82,13 @@ func parseStatCPU(stat string) (time.Duration, error) {
 		}
 		ticks += n
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	return ticksDuration(ticks), nil
+}
+
+// ticksDuration is n clock ticks (a second's share first: a machine's
+// summed ticks times a second's nanoseconds would overflow).
+func ticksDuration(n int64) time.Duration {
+	return time.Duration(n) * (time.Second / clockTicks)
 }
 
 // ProcessWaits are one process's threads' waits for a core so far, by

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -17,26 +18,14 @@ import (
 	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
-// The machine a run ran on: how its cores' time went (/proc/stat) and how
-// fast one of them did a fixed work (SpeedProbe), read at the run's start
-// and end. The same work can cost a process more CPU seconds on a slower
-// machine (a busy host under a virtual one slows its cores without the
-// guest seeing steal): a run's CPU seconds compare with another's only
-// with the probe beside them.
-
 // hostStates are /proc/stat's CPU states, in its order (guest time is
 // counted in user's, and left out).
 var hostStates = []string{"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"}
 
 // HostCPU returns the machine's CPU time so far by state, summed over its
-// cores, from /proc/stat's first line.
-func HostCPU() (map[string]time.Duration, error) {
-	cpu, _, err := readHostCPU()
-	return cpu, err
-}
-
-// readHostCPU is HostCPU and how many cores /proc/stat counts.
-func readHostCPU() (map[string]time.Duration, int, error) {
+// logical CPUs, from /proc/stat's first line, and how many logical CPUs
+// it counts.
+func HostCPU() (map[string]time.Duration, int, error) {
 	stat, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return nil, 0, err
@@ -45,7 +34,7 @@ func readHostCPU() (map[string]time.Duration, int, error) {
 }
 
 // parseHostCPU reads /proc/stat's first line, the machine's CPU states
-// in ticks, and counts its lines of one core each ("cpu0"…).
+// in ticks, and counts its lines of one logical CPU each ("cpu0"…).
 func parseHostCPU(stat string) (map[string]time.Duration, int, error) {
 	line, _, _ := strings.Cut(stat, "\n")
 	fields := strings.Fields(line)
@@ -58,15 +47,43 @@ func parseHostCPU(stat string) (map[string]time.Duration, int, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("/proc/stat: %s: %w", state, err)
 		}
-		out[state] = time.Duration(ticks) * time.Second / clockTicks
+		out[state] = ticksDuration(ticks)
 	}
-	cores := 0
+	cpus := 0
 	for l := range strings.Lines(stat) {
 		if rest, ok := strings.CutPrefix(l, "cpu"); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' {
-			cores++
+			cpus++
 		}
 	}
-	return out, cores, nil
+	return out, cpus, nil
+}
+
+// HostCPUTotals reads HostCPU as totals that never go down: per state,
+// what it added since the last reading. The kernel's iowait can go down,
+// and idle when a CPU goes offline; a fall adds nothing, rather than
+// reading as the machine restarted.
+func HostCPUTotals() func() (map[string]time.Duration, error) {
+	return hostCPUTotals(HostCPU)
+}
+
+func hostCPUTotals(read func() (map[string]time.Duration, int, error)) func() (map[string]time.Duration, error) {
+	var last map[string]time.Duration
+	totals := map[string]time.Duration{}
+	return func() (map[string]time.Duration, error) {
+		now, _, err := read()
+		if err != nil {
+			return nil, err
+		}
+		for state, t := range now {
+			if before, ok := last[state]; ok {
+				totals[state] += max(t-before, 0)
+			} else {
+				totals[state] = 0
+			}
+		}
+		last = now
+		return maps.Clone(totals), nil
+	}
 }
 
 // probeTrials is how many times SpeedProbe does each of its works: the
@@ -74,26 +91,49 @@ func parseHostCPU(stat string) (map[string]time.Duration, int, error) {
 // neighbours left.
 const probeTrials = 7
 
-// probeWork is one of the probe's works: keys names put into a map,
-// each looked up, and a copy of them sorted, rounds times over.
+// The probe's works by name (record.Probe's and SpeedSamples' keys), in
+// the order each round of trials does them.
+const (
+	CacheWork  = "cache"
+	MemoryWork = "memory"
+	DRAMWork   = "dram"
+)
+
+var workNames = []string{CacheWork, MemoryWork, DRAMWork}
+
+// work is one of the probe's fixed works. None allocates or writes a
+// pointer once made: the garbage collector, and its write barrier while
+// it marks (GhostFleet's own process allocates as it watches the fleet),
+// take no share of it.
+type work interface {
+	// do does the work once; an error says it did not do what it should.
+	do() error
+}
+
+// newWorks makes the probe's works' data.
+func newWorks() map[string]work {
+	return map[string]work{CacheWork: newProbeData(cacheWork), MemoryWork: newProbeData(memoryWork), DRAMWork: newChase()}
+}
+
+// probeWork is a work of names: keys names put into a map, each looked
+// up, and a copy of them sorted, rounds times over.
 type probeWork struct{ keys, rounds int }
 
-// The probe's two works, of as many names in all: 2,000 fifty times
-// over, whose names and map fit a core's own caches (its second level is
-// 1 MiB here), and 100,000 once, whose spill into the cache the cores
-// share and into memory, as a control plane's data do.
+// Two works of names, of as many in all: 2,000 fifty times over, whose
+// names and map fit a core's own caches (its second level is 1 MiB
+// here), and 100,000 once, whose spill into the cache the cores share,
+// as a control plane's data do.
 var (
 	cacheWork  = probeWork{keys: 2000, rounds: 50}
 	memoryWork = probeWork{keys: 100000, rounds: 1}
 )
 
-// probeKey is one name of the probe's work, held in an array so that
-// the work writes no pointer: with none, the garbage collector's write
-// barrier, on while it marks (GhostFleet's own process allocates as it
-// watches the fleet), does not slow it.
+// probeKey is one name of a work, held in an array so that the work
+// writes no pointer.
 type probeKey [32]byte
 
-// probeData is a work's names, map and sorted copy, made before it is
+// probeData is a work's names, map and sorted copy, made (and the work
+// done once, so that the map has grown to hold them all) before it is
 // timed.
 type probeData struct {
 	probeWork
@@ -108,10 +148,11 @@ func newProbeData(w probeWork) probeData {
 	for i := range d.names {
 		copy(d.names[i][:], fmt.Sprintf("gpu-node-%06d/pod-%08x", i%1000, rng.Uint32()))
 	}
+	d.run()
 	return d
 }
 
-// run does the work once and returns its lookups' sum, to check them.
+// run does the work once and returns its lookups' sum.
 func (d probeData) run() int {
 	sum := 0
 	for range d.rounds {
@@ -128,80 +169,140 @@ func (d probeData) run() int {
 	return sum
 }
 
-// trial does the work once on the calling goroutine's thread, which must
-// be locked to it, and returns the thread's CPU time and the wall time
-// it took.
-func (d probeData) trial() (cpu, wall time.Duration, err error) {
-	c0, err := threadCPU()
-	if err != nil {
-		return 0, 0, err
+func (d probeData) do() error {
+	if sum, want := d.run(), d.rounds*d.keys*(d.keys-1)/2; sum != want {
+		return fmt.Errorf("the speed probe's lookups summed %d, want %d", sum, want)
 	}
-	w0 := time.Now()
-	sum := d.run()
-	wall = time.Since(w0)
-	c1, err := threadCPU()
-	if err != nil {
-		return 0, 0, err
-	}
-	if want := d.rounds * d.keys * (d.keys - 1) / 2; sum != want {
-		return 0, 0, fmt.Errorf("the speed probe's lookups summed %d, want %d", sum, want)
-	}
-	return c1 - c0, wall, nil
+	return nil
 }
 
-// SpeedProbe times the probe's two works, probeTrials times each in
-// turn, on one locked thread, by that thread's CPU time and the wall
-// clock. Neither allocates nor writes a pointer: the garbage collector
-// takes no share of them. A trial's CPU time is the same on the same
-// machine but for its host's other work: the cache work's shows how fast
-// a core ran, the memory work's also what other cores (the machine's
-// and, under a virtual machine, the host's) left of the caches and
-// memory they share. A wall time above the CPU time is the thread's
-// wait for a core.
+// The DRAM work: a chase through one cycle of chaseEntries indices
+// (64 MiB, twice the cache the cores share here), chaseSteps a trial,
+// each step's load waiting for the last's, so mostly for memory; each
+// trial goes on where the last stopped, on entries not touched since.
+const (
+	chaseEntries = 1 << 24
+	chaseSteps   = 100000
+)
+
+// chase is the DRAM work's cycle, next index by index, and where it
+// stands.
+type chase struct {
+	next []uint32
+	at   uint32
+}
+
+// newChase lays one cycle through every entry: i's next is a·i+c modulo
+// the entries (a power of two), with c odd and a one more than a
+// multiple of four, which visits every entry before it comes back
+// (Hull and Dobell's full period), in an order no prefetcher follows.
+func newChase() *chase {
+	const a, c = 0x9E3779B1, 12345
+	next := make([]uint32, chaseEntries)
+	for i := range next {
+		next[i] = uint32((a*uint64(i) + c) & (chaseEntries - 1))
+	}
+	return &chase{next: next}
+}
+
+func (c *chase) do() error {
+	at := c.at
+	for range chaseSteps {
+		at = c.next[at]
+	}
+	c.at = at
+	return nil
+}
+
+// trial does w once on the calling goroutine's thread, which must be
+// locked to it, and returns the thread's CPU time and the wall time it
+// took, and whether the kernel took the thread off its core to run
+// another meanwhile: one that was may come back to caches the other has
+// filled.
+func trial(w work) (cpu, wall time.Duration, switched bool, err error) {
+	s0, err := threadSwitches()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	c0, err := threadCPU()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	w0 := time.Now()
+	err = w.do()
+	wall = time.Since(w0)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	c1, err := threadCPU()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	s1, err := threadSwitches()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return c1 - c0, wall, s1 != s0, nil
+}
+
+// SpeedProbe times the probe's works, probeTrials times each in turn,
+// on one locked thread, by that thread's CPU time and the wall clock. A
+// trial's CPU time is the same on the same machine but for its host's
+// other work: the cache work's shows how fast a core ran; the memory
+// work's also what other cores (the machine's and, under a virtual
+// machine, the host's) left of the cache they share; the DRAM work's
+// what they left of memory. A wall time above the CPU time is the
+// thread's wait for a core.
 func SpeedProbe() (record.Probe, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	works := []probeData{newProbeData(cacheWork), newProbeData(memoryWork)}
-	cpu := [][]float64{make([]float64, probeTrials), make([]float64, probeTrials)}
-	wall := [][]float64{make([]float64, probeTrials), make([]float64, probeTrials)}
-	for t := range probeTrials {
-		for i, d := range works {
-			c, w, err := d.trial()
+	works := newWorks()
+	cpu, wall := map[string][]float64{}, map[string][]float64{}
+	for range probeTrials {
+		for _, name := range workNames {
+			c, w, _, err := trial(works[name])
 			if err != nil {
 				return record.Probe{}, err
 			}
-			cpu[i][t], wall[i][t] = ms(c), ms(w)
+			cpu[name], wall[name] = append(cpu[name], ms(c)), append(wall[name], ms(w))
 		}
 	}
-	times := func(i int) record.ProbeTimes {
-		slices.Sort(cpu[i])
-		slices.Sort(wall[i])
-		return record.ProbeTimes{CPUMsMin: cpu[i][0], CPUMsMedian: cpu[i][probeTrials/2], WallMsMedian: wall[i][probeTrials/2]}
-	}
-	return record.Probe{Trials: probeTrials, Cache: times(0), Memory: times(1)}, nil
+	return record.Probe{Trials: probeTrials, Cache: probeTimes(cpu[CacheWork], wall[CacheWork]),
+		Memory: probeTimes(cpu[MemoryWork], wall[MemoryWork]), DRAM: probeTimes(cpu[DRAMWork], wall[DRAMWork])}, nil
 }
 
-// SpeedSampler does one trial of each of the probe's works at its start
-// and then every interval, on a thread of its own, until stopped: how
-// fast the machine ran all along a run, not only at its ends. It costs
-// a core about 35 ms a trial of both (GhostFleet's own CPU holds it).
+// probeTimes are a work's trials' fastest and median CPU milliseconds
+// and their median wall milliseconds; it sorts both.
+func probeTimes(cpu, wall []float64) record.ProbeTimes {
+	slices.Sort(cpu)
+	slices.Sort(wall)
+	return record.ProbeTimes{CPUMsMin: cpu[0], CPUMsMedian: cpu[len(cpu)/2], WallMsMedian: wall[len(wall)/2]}
+}
+
+// SpeedSampler does one trial of each of the probe's works as soon as
+// it has made their data and then every interval, on a thread of its
+// own, until stopped: how fast the machine ran all along a run, not only
+// at its ends. Its time counts in GhostFleet's own CPU.
 type SpeedSampler struct {
-	mu     sync.Mutex
-	totals SpeedTotals
-	err    error
-	stop   chan struct{}
-	done   chan struct{}
+	mu       sync.Mutex
+	totals   map[string]WorkTotals
+	err      error
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 }
 
-// SpeedTotals are a sampler's trials so far and their CPU time, by work.
-type SpeedTotals struct {
-	Trials        int
-	Cache, Memory time.Duration
+// WorkTotals are a sampler's trials of one work so far and their CPU
+// time, all of them and those the thread ran through on its core
+// without a switch.
+type WorkTotals struct {
+	Trials, Unswitched int
+	CPU, UnswitchedCPU time.Duration
 }
 
 // StartSpeedSampler starts sampling every interval.
 func StartSpeedSampler(interval time.Duration) *SpeedSampler {
-	s := &SpeedSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	s := &SpeedSampler{totals: map[string]WorkTotals{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go s.sample(interval)
 	return s
 }
@@ -210,26 +311,27 @@ func (s *SpeedSampler) sample(interval time.Duration) {
 	defer close(s.done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cache, memory := newProbeData(cacheWork), newProbeData(memoryWork)
+	works := newWorks()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		c, _, err := cache.trial()
-		var m time.Duration
-		if err == nil {
-			m, _, err = memory.trial()
-		}
-		s.mu.Lock()
-		if err != nil {
-			s.err = err
-		} else {
-			s.totals.Trials++
-			s.totals.Cache += c
-			s.totals.Memory += m
-		}
-		s.mu.Unlock()
-		if err != nil {
-			return
+		for _, name := range workNames {
+			cpu, _, switched, err := trial(works[name])
+			s.mu.Lock()
+			if err != nil {
+				s.err = err
+				s.mu.Unlock()
+				return
+			}
+			t := s.totals[name]
+			t.Trials++
+			t.CPU += cpu
+			if !switched {
+				t.Unswitched++
+				t.UnswitchedCPU += cpu
+			}
+			s.totals[name] = t
+			s.mu.Unlock()
 		}
 		select {
 		case <-s.stop:
@@ -239,19 +341,75 @@ func (s *SpeedSampler) sample(interval time.Duration) {
 	}
 }
 
-// Totals are the trials so far, or why sampling stopped.
-func (s *SpeedSampler) Totals() (SpeedTotals, error) {
+// Totals are the trials so far by work, or why sampling stopped.
+func (s *SpeedSampler) Totals() (map[string]WorkTotals, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.totals, s.err
+	return maps.Clone(s.totals), s.err
 }
 
-// Stop ends the sampling and waits for its trial under way.
+// Stop ends the sampling and waits for its trial under way; stopping it
+// again does nothing.
 func (s *SpeedSampler) Stop() {
-	close(s.stop)
+	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.done
 }
 
+// HostStart is the machine a run ran on, read at its start: how its
+// CPUs' time went (/proc/stat) and how fast one of them did a fixed work
+// (SpeedProbe), to be read again at its end (Since). The same work can
+// cost a process more CPU seconds on a slower machine (a busy host under
+// a virtual one slows its cores without the guest seeing steal): a run's
+// CPU seconds compare with another's only with the probe beside them.
+type HostStart struct {
+	cpu   map[string]time.Duration
+	cpus  int
+	probe record.Probe
+}
+
+// ReadHost reads the machine's CPU time and probes its speed.
+func ReadHost() (HostStart, error) {
+	probe, err := SpeedProbe()
+	if err != nil {
+		return HostStart{}, err
+	}
+	cpu, cpus, err := HostCPU()
+	return HostStart{cpu: cpu, cpus: cpus, probe: probe}, err
+}
+
+// Since reads the machine again and returns what it did since h: its
+// cores' time by state, and the probe at both ends (the end's taken after
+// the CPU time is read, so that the figures hold none of it).
+func (h HostStart) Since() (record.Host, error) {
+	cpu, _, err := HostCPU()
+	if err != nil {
+		return record.Host{}, err
+	}
+	probe, err := SpeedProbe()
+	if err != nil {
+		return record.Host{}, err
+	}
+	out := record.Host{CPUs: h.cpus, CPUSeconds: map[string]float64{}, ProbeStart: h.probe, ProbeEnd: probe}
+	for state, t := range cpu {
+		out.CPUSeconds[state] = max(t-h.cpu[state], 0).Seconds() // iowait can go down (HostCPUTotals)
+	}
+	return out, nil
+}
+
+// threadSwitches is how many times the kernel has taken the calling
+// thread off its core to run another (its involuntary context switches).
+// Its voluntary ones are left out: Go's runtime preempts a goroutine
+// that runs 10 ms, and a locked thread then sleeps until the goroutine
+// is run again, at once when nothing else waits.
+func threadSwitches() (int64, error) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		return 0, fmt.Errorf("this thread's context switches: %w", err)
+	}
+	return ru.Nivcsw, nil
+}
+
+// threadCPU is the calling thread's CPU time so far.
 func threadCPU() (time.Duration, error) {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
@@ -262,39 +420,3 @@ func threadCPU() (time.Duration, error) {
 
 // ms is d in milliseconds, to the microsecond.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// HostStart is the machine read at a run's start.
-type HostStart struct {
-	cpu   map[string]time.Duration
-	cores int
-	probe record.Probe
-}
-
-// ReadHost reads the machine's CPU time and probes its speed.
-func ReadHost() (HostStart, error) {
-	probe, err := SpeedProbe()
-	if err != nil {
-		return HostStart{}, err
-	}
-	cpu, cores, err := readHostCPU()
-	return HostStart{cpu: cpu, cores: cores, probe: probe}, err
-}
-
-// Since reads the machine again and returns what it did since h: its
-// cores' time by state, and the probe at both ends (the end's taken after
-// the CPU time is read, so that the figures hold none of it).
-func (h HostStart) Since() (record.Host, error) {
-	cpu, err := HostCPU()
-	if err != nil {
-		return record.Host{}, err
-	}
-	probe, err := SpeedProbe()
-	if err != nil {
-		return record.Host{}, err
-	}
-	out := record.Host{CPUs: h.cores, CPUSeconds: map[string]float64{}, ProbeStart: h.probe, ProbeEnd: probe}
-	for state, t := range cpu {
-		out.CPUSeconds[state] = (t - h.cpu[state]).Seconds()
-	}
-	return out, nil
-}

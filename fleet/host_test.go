@@ -1,35 +1,33 @@
 package fleet
 
 import (
+	"reflect"
 	"runtime"
-
-	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
 func TestParseHostCPU(t *testing.T) {
-	stat := "cpu  1472590 743 383671 7241966 13714 0 37088 4550 0 0\n" +
-		"cpu0 736000 400 190000 3620000 7000 0 18000 2300 0 0\n" +
-		"cpu1 736590 343 193671 3621966 6714 0 19088 2250 0 0\n" +
-		"intr 123 4 5\nctxt 99\ncpu_extra_not_a_core 1\n"
-	cpu, cores, err := parseHostCPU(stat)
+	stat := "cpu  1472590 743 383671 100000000000 13714 0 37088 4550 0 0\n" +
+		"cpu0 736000 400 190000 50000000000 7000 0 18000 2300 0 0\n" +
+		"cpu1 736590 343 193671 50000000000 6714 0 19088 2250 0 0\n" +
+		"intr 123 4 5\nctxt 99\ncpu_extra_not_a_cpu 1\n"
+	cpu, cpus, err := parseHostCPU(stat)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cores != 2 {
-		t.Errorf("%d cores, want 2", cores)
+	if cpus != 2 {
+		t.Errorf("%d CPUs, want 2", cpus)
 	}
+	// idle is a billion seconds: ticks times a second's nanoseconds
+	// would overflow.
 	want := map[string]time.Duration{"user": 14725900 * time.Millisecond, "nice": 7430 * time.Millisecond, "system": 3836710 * time.Millisecond,
-		"idle": 72419660 * time.Millisecond, "iowait": 137140 * time.Millisecond, "irq": 0, "softirq": 370880 * time.Millisecond, "steal": 45500 * time.Millisecond}
-	for state, d := range want {
-		if cpu[state] != d {
-			t.Errorf("%s %v, want %v", state, cpu[state], d)
-		}
-	}
-	if len(cpu) != len(want) {
-		t.Errorf("states %v, want only %d", cpu, len(want))
+		"idle": 1e9 * time.Second, "iowait": 137140 * time.Millisecond, "irq": 0, "softirq": 370880 * time.Millisecond, "steal": 45500 * time.Millisecond}
+	if !reflect.DeepEqual(cpu, want) {
+		t.Errorf("states %v, want %v", cpu, want)
 	}
 	for _, bad := range []string{"intr 1 2\n", "cpu 1 2 3\n", "cpu 1 2 3 x 5 6 7 8\n"} {
 		if _, _, err := parseHostCPU(bad); err == nil || !strings.Contains(err.Error(), "/proc/stat") {
@@ -38,8 +36,69 @@ func TestParseHostCPU(t *testing.T) {
 	}
 }
 
-// The probe times its work on this thread's CPU clock: every trial costs
-// some, the fastest no more than the median. What it costs is the
+// A state that goes down (iowait may) adds nothing: the totals never
+// fall, and the rest go on counting.
+func TestHostCPUTotals(t *testing.T) {
+	reads := []map[string]time.Duration{
+		{"idle": 10 * time.Second, "iowait": 5 * time.Second},
+		{"idle": 20 * time.Second, "iowait": 3 * time.Second},
+		{"idle": 25 * time.Second, "iowait": 4 * time.Second},
+	}
+	n := 0
+	totals := hostCPUTotals(func() (map[string]time.Duration, int, error) {
+		n++
+		return reads[n-1], 2, nil
+	})
+	var got []map[string]time.Duration
+	for range reads {
+		r, err := totals()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	want := []map[string]time.Duration{
+		{"idle": 0, "iowait": 0},
+		{"idle": 10 * time.Second, "iowait": 0},
+		{"idle": 15 * time.Second, "iowait": time.Second},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("totals %v, want %v", got, want)
+	}
+}
+
+func TestProbeTimes(t *testing.T) {
+	got := probeTimes([]float64{5, 1, 3, 9, 2}, []float64{9, 7, 8, 30, 6})
+	if want := (record.ProbeTimes{CPUMsMin: 1, CPUMsMedian: 3, WallMsMedian: 8}); got != want {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+}
+
+// The probe's works allocate nothing once their data are made, so the
+// garbage collector takes no share of their time.
+func TestProbeWorkAllocatesNothing(t *testing.T) {
+	for name, w := range newWorks() {
+		if n := testing.AllocsPerRun(3, func() { _ = w.do() }); n != 0 {
+			t.Errorf("%s work: %v allocations a run, want 0", name, n)
+		}
+	}
+}
+
+// The DRAM work's chase is one cycle through every entry: it comes back
+// to where it started after exactly as many steps as there are entries.
+func TestChaseIsOneCycle(t *testing.T) {
+	c := newChase()
+	at, steps := c.next[0], 1
+	for ; at != 0 && steps <= chaseEntries; steps++ {
+		at = c.next[at]
+	}
+	if steps != chaseEntries {
+		t.Errorf("back at 0 after %d steps, want %d", steps, chaseEntries)
+	}
+}
+
+// The probe times its works on this thread's CPU clock: every trial
+// costs some, the fastest no more than the median. What they cost is the
 // machine's, not asserted.
 func TestSpeedProbe(t *testing.T) {
 	p, err := SpeedProbe()
@@ -49,27 +108,29 @@ func TestSpeedProbe(t *testing.T) {
 	if p.Trials != probeTrials {
 		t.Errorf("probe %+v; want %d trials", p, probeTrials)
 	}
-	for name, w := range map[string]record.ProbeTimes{"cache": p.Cache, "memory": p.Memory} {
+	for name, w := range map[string]record.ProbeTimes{"cache": p.Cache, "memory": p.Memory, "dram": p.DRAM} {
 		if w.CPUMsMin <= 0 || w.CPUMsMin > w.CPUMsMedian || w.WallMsMedian <= 0 {
 			t.Errorf("%s work %+v; want CPU time above 0, the fastest at most the median", name, w)
 		}
 	}
 }
 
-// The machine's CPU time over a stretch counts the work done in it.
+// The machine's CPU time over a stretch counts the work done in it, and
+// no more than its CPUs had in that time.
 func TestHostSince(t *testing.T) {
+	start := time.Now()
 	h, err := ReadHost()
 	if err != nil {
 		t.Fatal(err)
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	start, err := threadCPU()
+	from, err := threadCPU()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for { // a fifth of a second of this thread's CPU
-		if now, _ := threadCPU(); now-start > 200*time.Millisecond {
+		if now, _ := threadCPU(); now-from > 200*time.Millisecond {
 			break
 		}
 	}
@@ -77,13 +138,18 @@ func TestHostSince(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.CPUs < 1 || got.CPUSeconds["user"]+got.CPUSeconds["system"] < 0.1 || got.ProbeStart.Memory.CPUMsMin <= 0 || got.ProbeEnd.Cache.CPUMsMin <= 0 {
-		t.Errorf("host %+v; want at least 0.1 s of user and system time over 0.2 s of work, and a probe at both ends", got)
+	all := 0.0
+	for _, s := range got.CPUSeconds {
+		all += s
+	}
+	most := float64(got.CPUs)*time.Since(start).Seconds() + 0.1 // a tick a state, rounded
+	if got.CPUs < 1 || got.CPUSeconds["user"]+got.CPUSeconds["system"] < 0.1 || all > most || got.ProbeStart.Memory.CPUMsMin <= 0 || got.ProbeEnd.Cache.CPUMsMin <= 0 {
+		t.Errorf("host %+v; want at least 0.1 s of user and system time over 0.2 s of work, at most %.2f s in all, and a probe at both ends", got, most)
 	}
 }
 
 // The sampler times both works at its start and at each interval, and
-// once stopped adds no more.
+// once stopped adds no more; stopping it again does nothing.
 func TestSpeedSampler(t *testing.T) {
 	s := StartSpeedSampler(10 * time.Millisecond)
 	deadline := time.Now().Add(30 * time.Second)
@@ -92,19 +158,25 @@ func TestSpeedSampler(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Trials >= 3 {
+		if got[MemoryWork].Trials >= 3 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d trials after 30 s at one each 10 ms", got.Trials)
+			t.Fatalf("%+v after 30 s at a trial each 10 ms", got)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	s.Stop()
 	stopped, _ := s.Totals()
 	time.Sleep(50 * time.Millisecond)
+	s.Stop()
 	later, _ := s.Totals()
-	if stopped.Cache <= 0 || stopped.Memory <= 0 || later != stopped {
-		t.Errorf("totals %+v when stopped, %+v later; want CPU time on both works, and none added once stopped", stopped, later)
+	for _, w := range workNames {
+		if got := stopped[w]; got.CPU <= 0 || got.Unswitched > got.Trials || got.UnswitchedCPU > got.CPU {
+			t.Errorf("%s: %+v; want CPU time, and no more unswitched trials or time than in all", w, got)
+		}
+	}
+	if !reflect.DeepEqual(later, stopped) {
+		t.Errorf("totals %+v when stopped, %+v later; want none added once stopped", stopped, later)
 	}
 }

@@ -172,8 +172,8 @@ type Record struct {
 // Host is the machine GhostFleet ran a run on (on an attached cluster the
 // load generator's, not the control plane's), over the run
 // (fleet.ReadHost):
-//   - CPUs, its cores, and CPUSeconds, their time by state summed over
-//     them from /proc/stat (user, nice, system, idle, iowait, irq,
+//   - CPUs, its logical CPUs, and CPUSeconds, their time by state summed
+//     over them from /proc/stat (user, nice, system, idle, iowait, irq,
 //     softirq, steal, the time its hypervisor ran something else when a
 //     core had work);
 //   - ProbeStart and ProbeEnd, a fixed work timed just before the run
@@ -187,18 +187,21 @@ type Host struct {
 	ProbeEnd   Probe              `json:"probeEnd"`
 }
 
-// Probe is two fixed works done Trials times each on one thread
+// Probe is three fixed works done Trials times each on one thread
 // (fleet.SpeedProbe): one within a core's own caches (Cache), one that
-// spills into the caches the cores share and into memory (Memory).
+// spills into the cache the cores share (Memory), and a chase through
+// memory (DRAM; absent from runs before it was added).
 type Probe struct {
 	Trials int        `json:"trials"`
 	Cache  ProbeTimes `json:"cache"`
 	Memory ProbeTimes `json:"memory"`
+	DRAM   ProbeTimes `json:"dram"`
 }
 
-// ProbeTimes are the thread's CPU milliseconds on a work's fastest trial
-// and on its median one, and the median trial's wall milliseconds (above
-// its CPU time when the thread waited for a core).
+// ProbeTimes are the thread's CPU milliseconds on a work's fastest trial,
+// the median of its trials' CPU milliseconds, and the median of their
+// wall milliseconds (above the CPU median when the thread waited for a
+// core).
 type ProbeTimes struct {
 	CPUMsMin     float64 `json:"cpuMsMin"`
 	CPUMsMedian  float64 `json:"cpuMsMedian"`

@@ -156,12 +156,12 @@ func Pprof(ctx context.Context, env Env, o PprofOptions) (PprofResult, error) {
 	}
 	sort.SliceStable(res.Components, func(i, j int) bool { return res.Components[i].CPUSeconds > res.Components[j].CPUSeconds })
 	rec.Result = res.PprofFigures
-	rec.Cluster, rec.Profile = s.cluster(), s.profile
+	s.complete(&rec)
 	if err := record.WriteJSON(dir, "run.json", rec); err != nil {
 		_ = os.RemoveAll(dir)
 		return res, fmt.Errorf("writing the run record: %w", err)
 	}
-	res.Run = Run{ID: rec.ID, Kind: rec.Kind, Dir: dir, Outcome: rec.Outcome}
+	res.Run = Run{ID: rec.ID, Kind: rec.Kind, Dir: dir, Outcome: rec.Outcome, Warning: strings.Join(rec.Warnings, "; ")}
 	return res, nil
 }
 

@@ -186,9 +186,10 @@ func (s session) cluster() string {
 	return s.env.Target.Name
 }
 
-// write completes rec with the cluster and profile, writes it into a new
-// run folder and returns the Run naming it.
-func (s session) write(rec record.Record) (Run, error) {
+// complete fills in what the session knows of rec: the cluster, the
+// profile and its settings, the machine it ran on, when it ended if it
+// does not say, and the warnings its result and the fleet call for.
+func (s session) complete(rec *record.Record) {
 	rec.Cluster, rec.Profile = s.cluster(), s.profile
 	if s.settings != nil {
 		rec.ProfileSettings = s.settings.Settings()
@@ -208,6 +209,12 @@ func (s session) write(rec record.Record) (Run, error) {
 		rec.Warnings = append(rec.Warnings, "the fleet's Prometheus was not built yet when the run began: "+
 			"if the console was building it, the compiler shared the machine's cores with the control plane (run `ghostfleet up` first to measure)")
 	}
+}
+
+// write completes rec, writes it into a new run folder and returns the
+// Run naming it.
+func (s session) write(rec record.Record) (Run, error) {
+	s.complete(&rec)
 	run := Run{ID: rec.ID, Kind: rec.Kind, Outcome: rec.Outcome, Warning: strings.Join(rec.Warnings, "; ")}
 	dir, err := record.WriteRecord(s.env.ResultsDir, rec)
 	if err != nil {

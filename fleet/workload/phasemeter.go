@@ -289,7 +289,8 @@ func (r reading) waits(name, bucketsName string) *Waits {
 	return w
 }
 
-// seconds is a /proc source's seconds by process.
+// seconds is a /proc source's seconds by process (or, for hostSource, by
+// the machine's CPU state).
 func (r reading) seconds(source string) map[string]float64 {
 	out := map[string]float64{}
 	for c, t := range r[source] {
@@ -364,12 +365,13 @@ func etcdReader(e metrics.Endpoint) func(context.Context) (reading, error) {
 	}
 }
 
-// procReader reads a time per process of cluster (and GhostFleet's own)
-// from /proc with read (fleet.ComponentCPU, runQueueTotals), as source's
-// tallies' sums.
-func procReader(cluster, source string, read func(string) (map[string]time.Duration, error)) func(context.Context) (reading, error) {
+// procReader reads times from /proc with read (each process's of the
+// cluster and GhostFleet's own: fleet.ComponentCPU, runQueueTotals; the
+// machine's by CPU state: fleet.HostCPUTotals), as source's tallies'
+// sums.
+func procReader(source string, read func() (map[string]time.Duration, error)) func(context.Context) (reading, error) {
 	return func(context.Context) (reading, error) {
-		times, err := read(cluster)
+		times, err := read()
 		if err != nil {
 			return nil, err
 		}
@@ -523,7 +525,8 @@ func byPhase[T any](m *phaseMeter, f func(reading) T) map[string]T {
 
 // controlPlaneMeters meter a run's phases: the controller-manager's waits,
 // the apiserver's request times, etcd's, the scheduler's attempts, each
-// process's CPU and its wait for a core, each as far as its source can be
+// process's CPU and its wait for a core, the machine's CPU time and its
+// speed (sampled all along by sampler), each as far as its source can be
 // read.
 type controlPlaneMeters struct {
 	controllerManager, apiserver, etcd, scheduler, cpu, runQueue, host, speed *phaseMeter
@@ -531,36 +534,70 @@ type controlPlaneMeters struct {
 }
 
 // speedInterval is how often the meters' sampler times the speed
-// probe's works: about 0.7 % of a core.
+// probe's works: about 1 % of a core.
 const speedInterval = 5 * time.Second
 
 // SpeedSamples are how fast the machine ran during one phase of a run,
-// from fleet.SpeedSampler's trials in it: how many, and their mean CPU
-// milliseconds on each of the speed probe's works (record.Probe). The
-// same machine gives each work the same time; a higher one is a slower
-// core (both works) or less of the caches and memory the cores share
-// (the memory work alone).
-type SpeedSamples struct {
-	Trials      int     `json:"trials"`
-	CacheCPUMs  float64 `json:"cacheCPUMs"`
-	MemoryCPUMs float64 `json:"memoryCPUMs"`
+// from fleet.SpeedSampler's trials in it, by work ("cache", "memory",
+// "dram": the speed probe's, record.Probe). The same machine gives each
+// work the same time; a higher one is a slower core (every work) or less
+// of the cache the cores share (the memory work more) or of memory (the
+// DRAM work more).
+type SpeedSamples map[string]WorkSamples
+
+// WorkSamples are one work's trials in a phase and their mean CPU
+// milliseconds; and of them, those the thread ran through without being
+// switched off its core (one that was may come back to caches another
+// thread filled, as a busy fleet's threads do) and their mean, absent
+// when there was none.
+type WorkSamples struct {
+	Trials          int     `json:"trials"`
+	CPUMs           float64 `json:"cpuMs"`
+	Unswitched      int     `json:"unswitched"`
+	UnswitchedCPUMs float64 `json:"unswitchedCPUMs,omitempty"`
 }
 
+// unswitchedSuffix marks a work's unswitched trials in a speed reading.
+const unswitchedSuffix = " unswitched"
+
 // speedReader reads the sampler's totals as trials (a tally's count) and
-// CPU milliseconds (its sum) by work.
+// CPU milliseconds (its sum), by work, all and unswitched.
 func speedReader(sampler *fleet.SpeedSampler) func(context.Context) (reading, error) {
 	return func(context.Context) (reading, error) {
-		t, err := sampler.Totals()
+		totals, err := sampler.Totals()
 		if err != nil {
 			return nil, err
 		}
-		n := float64(t.Trials)
-		return reading{speedSource: {"cache": {Count: n, Sum: ms(t.Cache)}, "memory": {Count: n, Sum: ms(t.Memory)}}}, nil
+		by := map[string]metrics.Tally{}
+		for work, t := range totals {
+			by[work] = metrics.Tally{Count: float64(t.Trials), Sum: t.CPU.Seconds() * 1000}
+			by[work+unswitchedSuffix] = metrics.Tally{Count: float64(t.Unswitched), Sum: t.UnswitchedCPU.Seconds() * 1000}
+		}
+		return reading{speedSource: by}, nil
 	}
 }
 
-// ms is d in milliseconds.
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// speedSamples are a phase's trials by work, leaving out a work with
+// none in it.
+func speedSamples(r reading) SpeedSamples {
+	by := r.of(speedSource)
+	out := SpeedSamples{}
+	for _, work := range []string{fleet.CacheWork, fleet.MemoryWork, fleet.DRAMWork} {
+		all, clean := by[work], by[work+unswitchedSuffix]
+		if all.Count == 0 {
+			continue
+		}
+		w := WorkSamples{Trials: int(all.Count), CPUMs: meanMs(all), Unswitched: int(clean.Count)}
+		if clean.Count > 0 {
+			w.UnswitchedCPUMs = meanMs(clean)
+		}
+		out[work] = w
+	}
+	return out
+}
+
+// meanMs is a tally's mean, to the microsecond.
+func meanMs(t metrics.Tally) float64 { return math.Round(t.Sum/t.Count*1000) / 1000 }
 
 // MeterSources are where a run reads its phases' costs; a source left
 // unset is not metered.
@@ -603,9 +640,10 @@ func startControlPlaneMeters(ctx context.Context, s MeterSources, report progres
 		sched = histogramReader(*s.Scheduler, map[string][]string{attemptHistogram: {"result"}, groupAttemptHistogram: {"result"}, groupAlgorithmHistogram: nil, rateLimiterHistogram: {"verb"}})
 	}
 	if s.Cluster != "" {
-		cpu = procReader(s.Cluster, cpuSource, fleet.ComponentCPU)
-		runQueue = procReader(s.Cluster, runQueueSource, runQueueTotals(fleet.ThreadRunQueueWaits))
-		host = procReader(s.Cluster, hostSource, func(string) (map[string]time.Duration, error) { return fleet.HostCPU() })
+		waits := runQueueTotals(fleet.ThreadRunQueueWaits)
+		cpu = procReader(cpuSource, func() (map[string]time.Duration, error) { return fleet.ComponentCPU(s.Cluster) })
+		runQueue = procReader(runQueueSource, func() (map[string]time.Duration, error) { return waits(s.Cluster) })
+		host = procReader(hostSource, fleet.HostCPUTotals())
 		sampler = fleet.StartSpeedSampler(speedInterval)
 		speed = speedReader(sampler)
 	}
@@ -669,12 +707,6 @@ func (m controlPlaneMeters) record(res *TrainResult) {
 	res.CPU = byPhase(m.cpu, func(r reading) map[string]float64 { return r.seconds(cpuSource) })
 	res.RunQueue = byPhase(m.runQueue, func(r reading) map[string]float64 { return r.seconds(runQueueSource) })
 	res.HostCPU = byPhase(m.host, func(r reading) map[string]float64 { return r.seconds(hostSource) })
-	res.HostSpeed = byPhase(m.speed, func(r reading) SpeedSamples {
-		by := r.of(speedSource)
-		n := by["cache"].Count
-		if n == 0 {
-			return SpeedSamples{}
-		}
-		return SpeedSamples{Trials: int(n), CacheCPUMs: math.Round(by["cache"].Sum/n*1000) / 1000, MemoryCPUMs: math.Round(by["memory"].Sum/n*1000) / 1000}
-	})
+	res.HostSpeed = byPhase(m.speed, speedSamples)
+	maps.DeleteFunc(res.HostSpeed, func(_ string, s SpeedSamples) bool { return len(s) == 0 }) // a phase shorter than the interval: no figure, not 0 ms
 }

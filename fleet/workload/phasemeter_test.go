@@ -374,13 +374,16 @@ func TestByOperation(t *testing.T) {
 }
 
 // The machine's speed by phase is the mean of the sampler's trials in
-// it: a phase with none has none, not a mean of 0 ms.
+// it, all and unswitched, by work: a phase with none has none, not a
+// mean of 0 ms, and a work with no unswitched trial no unswitched mean.
 func TestSpeedByPhase(t *testing.T) {
-	totals := []reading{
-		{speedSource: {"cache": {Count: 1, Sum: 10}, "memory": {Count: 1, Sum: 25}}},
-		{speedSource: {"cache": {Count: 4, Sum: 46}, "memory": {Count: 4, Sum: 100}}},
-		{speedSource: {"cache": {Count: 4, Sum: 46}, "memory": {Count: 4, Sum: 100}}},
+	speed := func(cache, cacheMs, cleanCache, cleanCacheMs, memory, memoryMs float64) reading {
+		return reading{speedSource: {
+			"cache": {Count: cache, Sum: cacheMs}, "cache unswitched": {Count: cleanCache, Sum: cleanCacheMs},
+			"memory": {Count: memory, Sum: memoryMs}, "memory unswitched": {Count: 0, Sum: 0},
+		}}
 	}
+	totals := []reading{speed(1, 10, 1, 10, 1, 25), speed(4, 46, 3, 31, 4, 100), speed(4, 46, 3, 31, 4, 100)}
 	n := 0
 	m := startControlPlaneMeters(context.Background(), MeterSources{}, func(ev progress.Event) { t.Errorf("warning %q", ev.Message) })
 	m.speed = startPhaseMeter(context.Background(), SpeedUnrecorded, func(context.Context) (reading, error) {
@@ -391,7 +394,10 @@ func TestSpeedByPhase(t *testing.T) {
 	m.phase(context.Background(), "hold")
 	var res TrainResult
 	m.record(&res)
-	want := map[string]SpeedSamples{"train": {Trials: 3, CacheCPUMs: 12, MemoryCPUMs: 25}, "hold": {}}
+	want := map[string]SpeedSamples{"train": {
+		"cache":  {Trials: 3, CPUMs: 12, Unswitched: 2, UnswitchedCPUMs: 10.5},
+		"memory": {Trials: 3, CPUMs: 25},
+	}}
 	if !reflect.DeepEqual(res.HostSpeed, want) {
 		t.Errorf("speed by phase %+v, want %+v", res.HostSpeed, want)
 	}

@@ -305,9 +305,9 @@ type TrainResult struct {
 	// took.
 	HostCPU map[string]map[string]float64 `json:"hostCPUSeconds,omitempty"`
 	// HostSpeed is, by phase, how fast the machine ran, sampled every
-	// 5 s (SpeedSamples), on GhostFleet's own fleet, absent as
-	// ControllerManager is; a phase shorter than the interval may have
-	// no trial.
+	// 5 s (SpeedSamples, by work), on GhostFleet's own fleet, absent as
+	// ControllerManager is, and a phase with no trial in it (shorter
+	// than the interval) too.
 	HostSpeed map[string]SpeedSamples `json:"hostSpeed,omitempty"`
 	// Etcd is, by phase, how long etcd took on the calls it served (the
 	// apiserver's, from etcd's side), absent as ControllerManager is.
