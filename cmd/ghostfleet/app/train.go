@@ -81,7 +81,13 @@ control plane, read from each source as each phase ends:
     (scheduler_scheduling_attempt_duration_seconds);
   - /proc, on GhostFleet's own fleet: each process's CPU seconds, and
     the seconds its threads were ready to run but waited for a core
-    (schedstat's run-queue wait);
+    (schedstat's run-queue wait); the machine's CPUs' seconds by state
+    (.hostCPUSeconds: user, system, idle, steal…); and how fast it ran
+    (.hostSpeed: three fixed works, within a core's caches, the cache
+    the cores share and memory, timed every 5s by a thread's CPU clock,
+    their mean milliseconds by work, all trials and those the kernel
+    did not switch off their core; every run also records such a probe
+    at its start and end, .host);
   - the apiserver's audit log, on a fleet whose profile sets
     apiServer.auditPolicy: the requests it holds by client (the
     controller-manager's controller), verb and resource, with the
