@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -99,7 +100,8 @@ const (
 	DRAMWork   = "dram"
 )
 
-var workNames = []string{CacheWork, MemoryWork, DRAMWork}
+// WorkNames are the probe's works in that order.
+var WorkNames = []string{CacheWork, MemoryWork, DRAMWork}
 
 // work is one of the probe's fixed works. None allocates or writes a
 // pointer once made: the garbage collector, and its write barrier while
@@ -110,10 +112,19 @@ type work interface {
 	do() error
 }
 
-// newWorks makes the probe's works' data.
-func newWorks() map[string]work {
-	return map[string]work{CacheWork: newProbeData(cacheWork), MemoryWork: newProbeData(memoryWork), DRAMWork: newChase()}
+// probeWorks are the probe's works' data, made.
+type probeWorks map[string]work
+
+// newWorks makes the probe's works' data; close frees the DRAM work's.
+func newWorks() (probeWorks, error) {
+	c, err := newChase()
+	if err != nil {
+		return nil, err
+	}
+	return probeWorks{CacheWork: newProbeData(cacheWork), MemoryWork: newProbeData(memoryWork), DRAMWork: c}, nil
 }
+
+func (w probeWorks) close() { w[DRAMWork].(*chase).close() }
 
 // probeWork is a work of names: keys names put into a map, each looked
 // up, and a copy of them sorted, rounds times over.
@@ -133,8 +144,8 @@ var (
 type probeKey [32]byte
 
 // probeData is a work's names, map and sorted copy, made (and the work
-// done once, so that the map has grown to hold them all) before it is
-// timed.
+// done once, so that its first timed trial finds their pages in place)
+// before it is timed.
 type probeData struct {
 	probeWork
 	names  []probeKey
@@ -178,31 +189,50 @@ func (d probeData) do() error {
 
 // The DRAM work: a chase through one cycle of chaseEntries indices
 // (64 MiB, twice the cache the cores share here), chaseSteps a trial,
-// each step's load waiting for the last's, so mostly for memory; each
-// trial goes on where the last stopped, on entries not touched since.
+// each step's load waiting for the last's, so mostly for memory and the
+// page walks its addresses need; each trial goes on where the last
+// stopped, on entries not touched since.
 const (
 	chaseEntries = 1 << 24
 	chaseSteps   = 100000
 )
 
 // chase is the DRAM work's cycle, next index by index, and where it
-// stands.
+// stands. Its table is mapped outside Go's heap, so that the garbage
+// collector neither scans it nor counts it towards its next cycle, and
+// in small pages only, so that its page walks are the same every run.
 type chase struct {
-	next []uint32
-	at   uint32
+	mapped []byte
+	next   []uint32
+	at     uint32
 }
 
-// newChase lays one cycle through every entry: i's next is a·i+c modulo
-// the entries (a power of two), with c odd and a one more than a
-// multiple of four, which visits every entry before it comes back
-// (Hull and Dobell's full period), in an order no prefetcher follows.
-func newChase() *chase {
+// chaseNext is the cycle's step: a·i+c modulo the entries (a power of
+// two), with c odd and a one more than a multiple of four, which visits
+// every entry before it comes back (Hull and Dobell's full period), in
+// an order no prefetcher follows.
+func chaseNext(i uint32) uint32 {
 	const a, c = 0x9E3779B1, 12345
-	next := make([]uint32, chaseEntries)
-	for i := range next {
-		next[i] = uint32((a*uint64(i) + c) & (chaseEntries - 1))
+	return uint32((a*uint64(i) + c) & (chaseEntries - 1))
+}
+
+// newChase lays the cycle out; close unmaps it.
+func newChase() (*chase, error) {
+	mapped, err := unix.Mmap(-1, 0, chaseEntries*4, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		return nil, fmt.Errorf("the speed probe's 64 MiB: %w", err)
 	}
-	return &chase{next: next}
+	_ = unix.Madvise(mapped, unix.MADV_NOHUGEPAGE) // a kernel without transparent huge pages has none to refuse
+	next := unsafe.Slice((*uint32)(unsafe.Pointer(&mapped[0])), chaseEntries)
+	for i := range next {
+		next[i] = chaseNext(uint32(i))
+	}
+	return &chase{mapped: mapped, next: next}, nil
+}
+
+func (c *chase) close() {
+	_ = unix.Munmap(c.mapped)
+	c.mapped, c.next = nil, nil
 }
 
 func (c *chase) do() error {
@@ -214,12 +244,19 @@ func (c *chase) do() error {
 	return nil
 }
 
+// offCoreAtMost is how long a trial's thread may be off its core (its
+// wall time less its CPU time) for the trial still to count as on it.
+const offCoreAtMost = 100 * time.Microsecond
+
 // trial does w once on the calling goroutine's thread, which must be
 // locked to it, and returns the thread's CPU time and the wall time it
-// took, and whether the kernel took the thread off its core to run
-// another meanwhile: one that was may come back to caches the other has
-// filled.
-func trial(w work) (cpu, wall time.Duration, switched bool, err error) {
+// took, and whether the thread kept its core throughout: the kernel did
+// not take it off to run another (an involuntary context switch), and
+// it was off its core no longer than offCoreAtMost in all (Go's runtime
+// preempts a goroutine that runs 10 ms, and its locked thread then
+// sleeps until the goroutine is run again, a voluntary switch). One
+// that left its core may come back to caches another thread filled.
+func trial(w work) (cpu, wall time.Duration, onCore bool, err error) {
 	s0, err := threadSwitches()
 	if err != nil {
 		return 0, 0, false, err
@@ -242,7 +279,8 @@ func trial(w work) (cpu, wall time.Duration, switched bool, err error) {
 	if err != nil {
 		return 0, 0, false, err
 	}
-	return c1 - c0, wall, s1 != s0, nil
+	cpu = c1 - c0
+	return cpu, wall, s1 == s0 && wall-cpu <= offCoreAtMost, nil
 }
 
 // SpeedProbe times the probe's works, probeTrials times each in turn,
@@ -256,10 +294,14 @@ func trial(w work) (cpu, wall time.Duration, switched bool, err error) {
 func SpeedProbe() (record.Probe, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	works := newWorks()
+	works, err := newWorks()
+	if err != nil {
+		return record.Probe{}, err
+	}
+	defer works.close()
 	cpu, wall := map[string][]float64{}, map[string][]float64{}
 	for range probeTrials {
-		for _, name := range workNames {
+		for _, name := range WorkNames {
 			c, w, _, err := trial(works[name])
 			if err != nil {
 				return record.Probe{}, err
@@ -293,11 +335,10 @@ type SpeedSampler struct {
 }
 
 // WorkTotals are a sampler's trials of one work so far and their CPU
-// time, all of them and those the thread ran through on its core
-// without a switch.
+// time, all of them and those whose thread kept its core throughout.
 type WorkTotals struct {
-	Trials, Unswitched int
-	CPU, UnswitchedCPU time.Duration
+	Trials, OnCore int
+	CPU, OnCoreCPU time.Duration
 }
 
 // StartSpeedSampler starts sampling every interval.
@@ -311,12 +352,19 @@ func (s *SpeedSampler) sample(interval time.Duration) {
 	defer close(s.done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	works := newWorks()
+	works, err := newWorks()
+	if err != nil {
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+		return
+	}
+	defer works.close()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		for _, name := range workNames {
-			cpu, _, switched, err := trial(works[name])
+		for _, name := range WorkNames {
+			cpu, _, onCore, err := trial(works[name])
 			s.mu.Lock()
 			if err != nil {
 				s.err = err
@@ -326,9 +374,9 @@ func (s *SpeedSampler) sample(interval time.Duration) {
 			t := s.totals[name]
 			t.Trials++
 			t.CPU += cpu
-			if !switched {
-				t.Unswitched++
-				t.UnswitchedCPU += cpu
+			if onCore {
+				t.OnCore++
+				t.OnCoreCPU += cpu
 			}
 			s.totals[name] = t
 			s.mu.Unlock()
@@ -398,9 +446,6 @@ func (h HostStart) Since() (record.Host, error) {
 
 // threadSwitches is how many times the kernel has taken the calling
 // thread off its core to run another (its involuntary context switches).
-// Its voluntary ones are left out: Go's runtime preempts a goroutine
-// that runs 10 ms, and a locked thread then sleeps until the goroutine
-// is run again, at once when nothing else waits.
 func threadSwitches() (int64, error) {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {

@@ -68,32 +68,52 @@ func TestHostCPUTotals(t *testing.T) {
 }
 
 func TestProbeTimes(t *testing.T) {
-	got := probeTimes([]float64{5, 1, 3, 9, 2}, []float64{9, 7, 8, 30, 6})
+	got := probeTimes([]float64{5, 1, 3, 9, 2}, []float64{30, 9, 6, 8, 7})
 	if want := (record.ProbeTimes{CPUMsMin: 1, CPUMsMedian: 3, WallMsMedian: 8}); got != want {
 		t.Errorf("%+v, want %+v", got, want)
 	}
 }
 
-// The probe's works allocate nothing once their data are made, so the
-// garbage collector takes no share of their time.
+// The probe's works allocate nothing once their data are made, from
+// their first timed trial on, so the garbage collector takes no share of
+// their time.
 func TestProbeWorkAllocatesNothing(t *testing.T) {
-	for name, w := range newWorks() {
-		if n := testing.AllocsPerRun(3, func() { _ = w.do() }); n != 0 {
-			t.Errorf("%s work: %v allocations a run, want 0", name, n)
+	works, err := newWorks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer works.close()
+	for _, name := range WorkNames {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := works[name].do()
+		runtime.ReadMemStats(&after)
+		if n := after.Mallocs - before.Mallocs; err != nil || n != 0 {
+			t.Errorf("%s work's first trial: %v, %d allocations; want none", name, err, n)
 		}
 	}
 }
 
-// The DRAM work's chase is one cycle through every entry: it comes back
-// to where it started after exactly as many steps as there are entries.
+// The DRAM work's chase is one cycle through every entry: its step comes
+// back to where it started after exactly as many steps as there are
+// entries, and its table holds that step.
 func TestChaseIsOneCycle(t *testing.T) {
-	c := newChase()
-	at, steps := c.next[0], 1
+	at, steps := chaseNext(0), 1
 	for ; at != 0 && steps <= chaseEntries; steps++ {
-		at = c.next[at]
+		at = chaseNext(at)
 	}
 	if steps != chaseEntries {
 		t.Errorf("back at 0 after %d steps, want %d", steps, chaseEntries)
+	}
+	c, err := newChase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	for _, i := range []uint32{0, 1, 12345, chaseEntries / 2, chaseEntries - 1} {
+		if c.next[i] != chaseNext(i) {
+			t.Errorf("next[%d] = %d, want %d", i, c.next[i], chaseNext(i))
+		}
 	}
 }
 
@@ -171,9 +191,9 @@ func TestSpeedSampler(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	s.Stop()
 	later, _ := s.Totals()
-	for _, w := range workNames {
-		if got := stopped[w]; got.CPU <= 0 || got.Unswitched > got.Trials || got.UnswitchedCPU > got.CPU {
-			t.Errorf("%s: %+v; want CPU time, and no more unswitched trials or time than in all", w, got)
+	for _, w := range WorkNames {
+		if got := stopped[w]; got.CPU <= 0 || got.OnCore > got.Trials || got.OnCoreCPU > got.CPU {
+			t.Errorf("%s: %+v; want CPU time, and no more trials or time on core than in all", w, got)
 		}
 	}
 	if !reflect.DeepEqual(later, stopped) {

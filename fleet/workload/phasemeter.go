@@ -534,7 +534,7 @@ type controlPlaneMeters struct {
 }
 
 // speedInterval is how often the meters' sampler times the speed
-// probe's works: about 1 % of a core.
+// probe's works: about 1–1.5 % of a core.
 const speedInterval = 5 * time.Second
 
 // SpeedSamples are how fast the machine ran during one phase of a run,
@@ -546,22 +546,23 @@ const speedInterval = 5 * time.Second
 type SpeedSamples map[string]WorkSamples
 
 // WorkSamples are one work's trials in a phase and their mean CPU
-// milliseconds; and of them, those the thread ran through without being
-// switched off its core (one that was may come back to caches another
-// thread filled, as a busy fleet's threads do) and their mean, absent
-// when there was none.
+// milliseconds; and of them, those whose thread kept its core throughout
+// (one that left it may come back to caches another thread filled, as a
+// busy fleet's threads do) and their mean, absent when there was none.
 type WorkSamples struct {
-	Trials          int     `json:"trials"`
-	CPUMs           float64 `json:"cpuMs"`
-	Unswitched      int     `json:"unswitched"`
-	UnswitchedCPUMs float64 `json:"unswitchedCPUMs,omitempty"`
+	Trials      int     `json:"trials"`
+	CPUMs       float64 `json:"cpuMs"`
+	OnCore      int     `json:"onCore"`
+	OnCoreCPUMs float64 `json:"onCoreCPUMs,omitempty"`
 }
 
-// unswitchedSuffix marks a work's unswitched trials in a speed reading.
-const unswitchedSuffix = " unswitched"
+// onCoreSuffix marks a work's trials that kept their core in a speed
+// reading.
+const onCoreSuffix = " on core"
 
 // speedReader reads the sampler's totals as trials (a tally's count) and
-// CPU milliseconds (its sum), by work, all and unswitched.
+// CPU milliseconds (its sum), by work, all and those that kept their
+// core.
 func speedReader(sampler *fleet.SpeedSampler) func(context.Context) (reading, error) {
 	return func(context.Context) (reading, error) {
 		totals, err := sampler.Totals()
@@ -571,7 +572,7 @@ func speedReader(sampler *fleet.SpeedSampler) func(context.Context) (reading, er
 		by := map[string]metrics.Tally{}
 		for work, t := range totals {
 			by[work] = metrics.Tally{Count: float64(t.Trials), Sum: t.CPU.Seconds() * 1000}
-			by[work+unswitchedSuffix] = metrics.Tally{Count: float64(t.Unswitched), Sum: t.UnswitchedCPU.Seconds() * 1000}
+			by[work+onCoreSuffix] = metrics.Tally{Count: float64(t.OnCore), Sum: t.OnCoreCPU.Seconds() * 1000}
 		}
 		return reading{speedSource: by}, nil
 	}
@@ -582,14 +583,14 @@ func speedReader(sampler *fleet.SpeedSampler) func(context.Context) (reading, er
 func speedSamples(r reading) SpeedSamples {
 	by := r.of(speedSource)
 	out := SpeedSamples{}
-	for _, work := range []string{fleet.CacheWork, fleet.MemoryWork, fleet.DRAMWork} {
-		all, clean := by[work], by[work+unswitchedSuffix]
+	for _, work := range fleet.WorkNames {
+		all, kept := by[work], by[work+onCoreSuffix]
 		if all.Count == 0 {
 			continue
 		}
-		w := WorkSamples{Trials: int(all.Count), CPUMs: meanMs(all), Unswitched: int(clean.Count)}
-		if clean.Count > 0 {
-			w.UnswitchedCPUMs = meanMs(clean)
+		w := WorkSamples{Trials: int(all.Count), CPUMs: meanMs(all), OnCore: int(kept.Count)}
+		if kept.Count > 0 {
+			w.OnCoreCPUMs = meanMs(kept)
 		}
 		out[work] = w
 	}

@@ -374,13 +374,14 @@ func TestByOperation(t *testing.T) {
 }
 
 // The machine's speed by phase is the mean of the sampler's trials in
-// it, all and unswitched, by work: a phase with none has none, not a
-// mean of 0 ms, and a work with no unswitched trial no unswitched mean.
+// it, all and those that kept their core, by work: a phase with none has
+// none, not a mean of 0 ms, and a work with no trial on its core no mean
+// of them.
 func TestSpeedByPhase(t *testing.T) {
 	speed := func(cache, cacheMs, cleanCache, cleanCacheMs, memory, memoryMs float64) reading {
 		return reading{speedSource: {
-			"cache": {Count: cache, Sum: cacheMs}, "cache unswitched": {Count: cleanCache, Sum: cleanCacheMs},
-			"memory": {Count: memory, Sum: memoryMs}, "memory unswitched": {Count: 0, Sum: 0},
+			"cache": {Count: cache, Sum: cacheMs}, "cache on core": {Count: cleanCache, Sum: cleanCacheMs},
+			"memory": {Count: memory, Sum: memoryMs}, "memory on core": {Count: 0, Sum: 0},
 		}}
 	}
 	totals := []reading{speed(1, 10, 1, 10, 1, 25), speed(4, 46, 3, 31, 4, 100), speed(4, 46, 3, 31, 4, 100)}
@@ -395,7 +396,7 @@ func TestSpeedByPhase(t *testing.T) {
 	var res TrainResult
 	m.record(&res)
 	want := map[string]SpeedSamples{"train": {
-		"cache":  {Trials: 3, CPUMs: 12, Unswitched: 2, UnswitchedCPUMs: 10.5},
+		"cache":  {Trials: 3, CPUMs: 12, OnCore: 2, OnCoreCPUMs: 10.5},
 		"memory": {Trials: 3, CPUMs: 25},
 	}}
 	if !reflect.DeepEqual(res.HostSpeed, want) {

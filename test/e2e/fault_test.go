@@ -495,7 +495,7 @@ func TestFaults(t *testing.T) {
 		api, sched := train.APIServer, train.Scheduler
 		if api["train"].Requests["POST pods"].Count < 4 || api["hold"].Requests["DELETE pods"].Count < 2 || sched["train"].Attempts["scheduled"].Count < 4 || sched["hold"].Attempts["scheduled"].Count < 2 ||
 			train.CPU["train"]["kube-apiserver"] <= 0 || train.CPU["hold"]["kube-apiserver"] <= 0 || train.HostCPU["hold"]["user"] <= 0 ||
-			train.HostSpeed["hold"]["memory"].Trials < 1 || train.HostSpeed["hold"]["memory"].CPUMs <= 0 {
+			train.HostSpeed["hold"][fleet.MemoryWork].Trials < 1 || train.HostSpeed["hold"][fleet.MemoryWork].CPUMs <= 0 {
 			t.Errorf("apiserver's requests %+v, scheduler's attempts %+v, CPU %v, the machine's %v and its speed %+v; want at least 4 POST pods and 4 pods scheduled during train, 2 DELETE pods and 2 scheduled during the hold, the apiserver's CPU in both, the machine's user time and speed in the hold",
 				api, sched, train.CPU, train.HostCPU, train.HostSpeed)
 		}

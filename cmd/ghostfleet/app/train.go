@@ -85,8 +85,8 @@ control plane, read from each source as each phase ends:
     (.hostCPUSeconds: user, system, idle, steal…); and how fast it ran
     (.hostSpeed: three fixed works, within a core's caches, the cache
     the cores share and memory, timed every 5s by a thread's CPU clock,
-    their mean milliseconds by work, all trials and those the kernel
-    did not switch off their core; every run also records such a probe
+    their mean milliseconds by work, all trials and those whose
+    thread kept its core throughout; every run also records such a probe
     at its start and end, .host);
   - the apiserver's audit log, on a fleet whose profile sets
     apiServer.auditPolicy: the requests it holds by client (the
