@@ -176,10 +176,11 @@ type Record struct {
 //     over them from /proc/stat (user, nice, system, idle, iowait, irq,
 //     softirq, steal, the time its hypervisor ran something else when a
 //     core had work);
-//   - ProbeStart and ProbeEnd, a fixed work timed just before the run
-//     and just after it: how fast one core was. A busy host can slow
-//     its guest's cores without counting steal, and then the same work
-//     costs every process more CPU seconds.
+//   - ProbeStart and ProbeEnd, fixed works (Probe) timed just before
+//     the run and just after it: how fast one core, and the caches and
+//     memory it shares, were. A busy host can slow its guest's cores
+//     without counting steal, and then the same work costs every
+//     process more CPU seconds.
 type Host struct {
 	CPUs       int                `json:"cpus"`
 	CPUSeconds map[string]float64 `json:"cpuSeconds"`

@@ -237,8 +237,9 @@ const (
 var longRunningVerbs = []string{"WATCH", "WATCHLIST", "CONNECT"}
 
 // reading is one read of a source: histogram (or cpuSource,
-// runQueueSource, hostSource, speedSource) → key → tally; a histogram's buckets are the entry
-// named after it with bucketsSuffix, upper bound → cumulative count.
+// runQueueSource, hostSource, speedSource) → key → tally; a histogram's
+// buckets are the entry named after it with bucketsSuffix, upper bound →
+// cumulative count.
 type reading map[string]map[string]metrics.Tally
 
 // of is one histogram's tallies, empty (not nil) when it was not exposed.
