@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -292,25 +293,83 @@ func trial(w work) (cpu, wall time.Duration, onCore bool, err error) {
 // what they left of memory. A wall time above the CPU time is the
 // thread's wait for a core.
 func SpeedProbe() (record.Probe, error) {
+	return ProbeOn(context.Background(), probeTrials, -1)
+}
+
+// ProbeOn is SpeedProbe with trials per work, its thread held to logical
+// CPU cpu (any the process may use when cpu is negative), ending early
+// when ctx is done: the probe then holds the rounds done (Trials), none
+// when not one was.
+func ProbeOn(ctx context.Context, trials, cpu int) (record.Probe, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if cpu >= 0 {
+		restore, err := holdToCPU(cpu)
+		if err != nil {
+			return record.Probe{}, err
+		}
+		defer restore()
+	}
 	works, err := newWorks()
 	if err != nil {
 		return record.Probe{}, err
 	}
 	defer works.close()
-	cpu, wall := map[string][]float64{}, map[string][]float64{}
-	for range probeTrials {
+	cpuMs, wallMs := map[string][]float64{}, map[string][]float64{}
+	done := 0
+	for ; done < trials && ctx.Err() == nil; done++ {
 		for _, name := range WorkNames {
 			c, w, _, err := trial(works[name])
 			if err != nil {
 				return record.Probe{}, err
 			}
-			cpu[name], wall[name] = append(cpu[name], ms(c)), append(wall[name], ms(w))
+			cpuMs[name], wallMs[name] = append(cpuMs[name], ms(c)), append(wallMs[name], ms(w))
 		}
 	}
-	return record.Probe{Trials: probeTrials, Cache: probeTimes(cpu[CacheWork], wall[CacheWork]),
-		Memory: probeTimes(cpu[MemoryWork], wall[MemoryWork]), DRAM: probeTimes(cpu[DRAMWork], wall[DRAMWork])}, nil
+	if done == 0 {
+		return record.Probe{}, nil
+	}
+	return record.Probe{Trials: done, Cache: probeTimes(cpuMs[CacheWork], wallMs[CacheWork]),
+		Memory: probeTimes(cpuMs[MemoryWork], wallMs[MemoryWork]), DRAM: probeTimes(cpuMs[DRAMWork], wallMs[DRAMWork])}, nil
+}
+
+// holdToCPU holds the calling thread, which must be locked to its
+// goroutine, to logical CPU cpu, and returns what gives it back the CPUs
+// it had: Go's runtime reuses the thread once it is unlocked.
+func holdToCPU(cpu int) (restore func(), err error) {
+	var had, only unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &had); err != nil {
+		return nil, fmt.Errorf("this thread's CPUs: %w", err)
+	}
+	if cpu >= runtime.NumCPU() || !had.IsSet(cpu) {
+		return nil, fmt.Errorf("CPU %d is not one this process may run on: allowed are %s", cpu, cpuList(had))
+	}
+	only.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &only); err != nil {
+		return nil, fmt.Errorf("holding the probe to CPU %d: %w", cpu, err)
+	}
+	return func() { _ = unix.SchedSetaffinity(0, &had) }, nil
+}
+
+// cpuList names the CPUs in set, as taskset does: 0,1,3.
+func cpuList(set unix.CPUSet) string {
+	var ids []string
+	for i := range len(set) * 64 {
+		if set.IsSet(i) {
+			ids = append(ids, strconv.Itoa(i))
+		}
+	}
+	return strings.Join(ids, ",")
+}
+
+// AllowedCPUs names the logical CPUs this process may run on (its
+// affinity, as taskset sets it), as taskset lists them: 0,1.
+func AllowedCPUs() (string, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return "", fmt.Errorf("this process's CPUs: %w", err)
+	}
+	return cpuList(set), nil
 }
 
 // probeTimes are a work's trials' fastest and median CPU milliseconds

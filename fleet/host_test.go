@@ -1,11 +1,14 @@
 package fleet
 
 import (
+	"context"
 	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
@@ -132,6 +135,46 @@ func TestSpeedProbe(t *testing.T) {
 		if w.CPUMsMin <= 0 || w.CPUMsMin > w.CPUMsMedian || w.WallMsMedian <= 0 {
 			t.Errorf("%s work %+v; want CPU time above 0, the fastest at most the median", name, w)
 		}
+	}
+}
+
+// ProbeOn holds its thread to the CPU asked for and gives the thread
+// back the CPUs it had; it stops at once when its context is done, and
+// names the CPUs allowed when asked for another.
+func TestProbeOn(t *testing.T) {
+	runtime.LockOSThread() // the same thread before and after: ProbeOn locks it again inside
+	defer runtime.UnlockOSThread()
+	var had, after unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &had); err != nil {
+		t.Fatal(err)
+	}
+	cpu := -1
+	for i := range runtime.NumCPU() {
+		if had.IsSet(i) {
+			cpu = i
+		}
+	}
+	p, err := ProbeOn(context.Background(), 2, cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Trials != 2 || p.Cache.CPUMsMin <= 0 {
+		t.Errorf("probe %+v; want 2 trials timed", p)
+	}
+	if err := unix.SchedGetaffinity(0, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after != had {
+		t.Errorf("the thread's CPUs after the probe are %s, want %s as before", cpuList(after), cpuList(had))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if p, err := ProbeOn(ctx, 5, -1); err != nil || p.Trials != 0 {
+		t.Errorf("a done context: probe %+v, %v; want no trial and no error", p, err)
+	}
+	_, err = ProbeOn(context.Background(), 1, 1024)
+	if err == nil || !strings.Contains(err.Error(), "CPU 1024 is not one this process may run on: allowed are "+cpuList(had)) {
+		t.Errorf("CPU 1024: %v; want it refused naming %s", err, cpuList(had))
 	}
 }
 

@@ -138,6 +138,8 @@ func TestBadInputBattery(t *testing.T) {
 		{[]string{"fault", "nvlink", "--nodes", "many"}, `--nodes "many" is not a whole number`},
 		{[]string{"fault", "gpu-xid", "--xid", "abc"}, `--xid "abc" is not a whole number`},
 		{[]string{"up", "--prometheus-port", "99999999999999999999"}, "is out of range"},
+		{[]string{"probe", "--trials", "0"}, "--trials 0 is out of range: allowed are 1-1000"},
+		{[]string{"probe", "--cpu", "4096"}, "--cpu 4096 is out of range: allowed are -1 (any) and 0-"},
 		{[]string{"pprof", "--duration", "0s"}, "--duration 0s is out of range: allowed are 1s-10m"},
 		// Unknown names.
 		{[]string{"up", "--profile", "turbo"}, `unknown profile "turbo": allowed are`},

@@ -1,0 +1,119 @@
+package runs
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/progress"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
+)
+
+// ProbeOptions ask for the machine's speed alone: the speed probe every
+// run records at its ends (fleet.SpeedProbe), with more trials, on one
+// logical CPU or any.
+type ProbeOptions struct {
+	// Trials is how many times each work is done.
+	Trials int `json:"trials"`
+	// CPU is the logical CPU the probe's thread is held to; -1 for any.
+	CPU int `json:"cpu"`
+}
+
+// NewProbeOptions are the defaults: a run's own probe (7 trials), on any
+// CPU.
+func NewProbeOptions() ProbeOptions { return ProbeOptions{Trials: 7, CPU: -1} }
+
+// maxProbeTrials bounds a probe to about a minute (a round of the three
+// works takes 50-70 ms here).
+const maxProbeTrials = 1000
+
+// Validate names what is out of range.
+func (o ProbeOptions) Validate() error {
+	switch {
+	case o.Trials < 1 || o.Trials > maxProbeTrials:
+		return fmt.Errorf("--trials %d is out of range: allowed are 1-%d", o.Trials, maxProbeTrials)
+	case o.CPU < -1 || o.CPU >= runtime.NumCPU():
+		return fmt.Errorf("--cpu %d is out of range: allowed are -1 (any) and 0-%d, this machine's logical CPUs", o.CPU, runtime.NumCPU()-1)
+	}
+	return nil
+}
+
+// ProbeFigures are what a probe measured: its record's result.
+type ProbeFigures struct {
+	// Probe is the works' times (record.Probe): the fastest trial, the
+	// median and the wall median, per work.
+	Probe record.Probe `json:"probe"`
+	// AllowedCPUs are the logical CPUs the process could run on (its
+	// affinity, as `taskset -c` sets it), as taskset lists them.
+	AllowedCPUs string `json:"allowedCpus"`
+	// CPUs are the machine's logical CPUs, and CPUSeconds their time by
+	// state over the probe (/proc/stat), the probe's own included: the
+	// rest is what else ran beside it.
+	CPUs       int                `json:"cpus"`
+	CPUSeconds map[string]float64 `json:"cpuSeconds"`
+}
+
+// ProbeResult is a probe's figures and its run folder.
+type ProbeResult struct {
+	Run
+	ProbeFigures
+}
+
+// Summary gives the cache work's fastest and median trial.
+func (r ProbeResult) Summary() string {
+	return fmt.Sprintf("cache work %.2f ms fastest, %.2f median, of %d trials", r.Probe.Cache.CPUMsMin, r.Probe.Cache.CPUMsMedian, r.Probe.Trials)
+}
+
+// Probe times the speed probe's works o.Trials times each and records
+// them in a new run folder probe-<time>/. It needs no cluster: it is the
+// machine's speed now, and beside a known load on the other CPUs (`taskset
+// -c 1 …`), how much that load slows this one. An interrupted probe
+// records the rounds it did.
+func Probe(ctx context.Context, env Env, o ProbeOptions) (ProbeResult, error) {
+	if err := o.Validate(); err != nil {
+		return ProbeResult{}, err
+	}
+	if err := record.CheckRoot(env.ResultsDir); err != nil {
+		return ProbeResult{}, err
+	}
+	allowed, err := fleet.AllowedCPUs()
+	if err != nil {
+		return ProbeResult{}, err
+	}
+	rec := record.Record{ID: NewID("probe"), Kind: "probe", Params: o, Started: time.Now().UTC()}
+	done := progress.Step(env.reporter().Report, "probe", fmt.Sprintf("timing the speed probe's works %d times each", o.Trials), time.Duration(o.Trials)*60*time.Millisecond)
+	before, cpus, err := fleet.HostCPU()
+	if err != nil {
+		done()
+		return ProbeResult{}, err
+	}
+	probe, err := fleet.ProbeOn(ctx, o.Trials, o.CPU)
+	after, _, cerr := fleet.HostCPU()
+	done()
+	if err = cmp.Or(err, cerr); err != nil {
+		return ProbeResult{}, err
+	}
+	if probe.Trials == 0 {
+		return ProbeResult{}, fmt.Errorf("the probe was interrupted before its first round: nothing recorded")
+	}
+	res := ProbeResult{ProbeFigures: ProbeFigures{Probe: probe, AllowedCPUs: allowed, CPUs: cpus, CPUSeconds: map[string]float64{}}}
+	for state, t := range after {
+		res.CPUSeconds[state] = max(t-before[state], 0).Seconds()
+	}
+	rec.Ended = time.Now().UTC()
+	rec.Outcome = record.Outcome(ctx, ctx.Err())
+	rec.Phases = []record.Phase{{Name: "probe", Start: rec.Started, End: rec.Ended}}
+	rec.Result = res.ProbeFigures
+	res.Run = Run{ID: rec.ID, Kind: rec.Kind, Outcome: rec.Outcome}
+	if res.Outcome == Interrupted {
+		res.Warning = fmt.Sprintf("interrupted after %d of %d rounds; the record holds those", probe.Trials, o.Trials)
+		rec.Warnings = []string{res.Warning}
+	}
+	if res.Dir, err = record.WriteRecord(env.ResultsDir, rec); err != nil {
+		return res, fmt.Errorf("writing the run record: %w", err)
+	}
+	return res, nil
+}

@@ -1,0 +1,66 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ghostfleet/ghostfleet/fleet/record"
+)
+
+func TestProbeOptionsValidate(t *testing.T) {
+	last := runtime.NumCPU() - 1
+	for _, tt := range []struct {
+		o    ProbeOptions
+		want string
+	}{
+		{NewProbeOptions(), ""},
+		{ProbeOptions{Trials: 1000, CPU: last}, ""},
+		{ProbeOptions{Trials: 0, CPU: -1}, "--trials 0 is out of range: allowed are 1-1000"},
+		{ProbeOptions{Trials: 1001, CPU: -1}, "--trials 1001 is out of range"},
+		{ProbeOptions{Trials: 7, CPU: -2}, "--cpu -2 is out of range: allowed are -1 (any) and 0-"},
+		{ProbeOptions{Trials: 7, CPU: last + 1}, "this machine's logical CPUs"},
+	} {
+		err := tt.o.Validate()
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%+v: %v; want %q", tt.o, err, tt.want)
+		}
+	}
+}
+
+// A probe needs no cluster: its record holds the trials asked for, the
+// CPUs allowed and the machine's CPU time over it, which counts at
+// least the probe's own.
+func TestProbeRecord(t *testing.T) {
+	dir := t.TempDir()
+	res, err := Probe(context.Background(), Env{ResultsDir: dir}, ProbeOptions{Trials: 2, CPU: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(res.Dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		record.Record
+		Result ProbeFigures `json:"result"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Kind != "probe" || rec.Outcome != Completed || filepath.Dir(res.Dir) != dir {
+		t.Errorf("record %s in %s: kind %q, outcome %q; want a completed probe", rec.ID, res.Dir, rec.Kind, rec.Outcome)
+	}
+	f := rec.Result
+	if f.Probe.Trials != 2 || f.Probe.Cache.CPUMsMin <= 0 || f.CPUs != runtime.NumCPU() || f.AllowedCPUs == "" {
+		t.Errorf("figures %+v; want 2 trials timed on %d CPUs", f, runtime.NumCPU())
+	}
+	busy := f.CPUSeconds["user"] + f.CPUSeconds["system"]
+	if own := 2 * f.Probe.Cache.CPUMsMin / 1000; busy < own {
+		t.Errorf("the machine's busy time %.3f s is under the probe's own cache trials' %.3f s", busy, own)
+	}
+}
