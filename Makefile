@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/ghostfleet
 E2E_TIMEOUT ?= 55m
 
-.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver experiment-f-restart-scheduler-cpu experiment-f-restart-writes experiment-f-restart-audit experiment-f-restart-gc-workers experiment-f-restart-request-times experiment-f-restart-trace experiment-f-restart-sched-etcd experiment-f-restart-procs experiment-f-restart-etcd-trace experiment-f-gang-queue experiment-f-gang-queue-small experiment-f-gang-queues experiment-f-gang-pending experiment-f-gang-admission experiment-f-gang-ungate experiment-f-gang-suspend experiment-f-gang-suspend-kcm experiment-f-gang-bind experiment-f-gang-bind-qps experiment-f-gang-bind-burst experiment-f-gang-release experiment-f-gang-release-qps experiment-f-gang-release-burst experiment-f-gang-release-burst400 experiment-f-gang-release-burst450 experiment-f-gang-release-burst500 experiment-f-gang-release-five experiment-f-gang-release-five-burst1000 experiment-f-gang-release-seven experiment-f-gang-release-seven-burst700 experiment-f-gang-release-seven-burst850 experiment-f-gang-release-tokens experiment-f-gang-release-nine experiment-f-gang-release-speed
+.PHONY: build run up test unit e2e tools lint bench-nodes clean-fleet chaos soak findings shard-bench attach-run first-run experiment-b-steady experiment-c experiment-c-dra experiment-c-dra-extended experiment-c-profile experiment-d experiment-d-prometheus experiment-d-sustain experiment-e experiment-f experiment-f-breaks experiment-f-kinds experiment-f-restart experiment-f-restart-gang experiment-f-restart-waits experiment-f-restart-apiserver experiment-f-restart-scheduler-cpu experiment-f-restart-writes experiment-f-restart-audit experiment-f-restart-gc-workers experiment-f-restart-request-times experiment-f-restart-trace experiment-f-restart-sched-etcd experiment-f-restart-procs experiment-f-restart-etcd-trace experiment-f-gang-queue experiment-f-gang-queue-small experiment-f-gang-queues experiment-f-gang-pending experiment-f-gang-admission experiment-f-gang-ungate experiment-f-gang-suspend experiment-f-gang-suspend-kcm experiment-f-gang-bind experiment-f-gang-bind-qps experiment-f-gang-bind-burst experiment-f-gang-release experiment-f-gang-release-qps experiment-f-gang-release-burst experiment-f-gang-release-burst400 experiment-f-gang-release-burst450 experiment-f-gang-release-burst500 experiment-f-gang-release-five experiment-f-gang-release-five-burst1000 experiment-f-gang-release-seven experiment-f-gang-release-seven-burst700 experiment-f-gang-release-seven-burst850 experiment-f-gang-release-tokens experiment-f-gang-release-nine experiment-f-gang-release-speed experiment-host-probe
 
 # The compile flags of the control plane's build (fleet/binaries): on a first
 # run the packages both use (client-go, k8s.io/api…) compile once, not twice;
@@ -390,3 +390,9 @@ experiment-f-gang-release-nine:
 # how fast the machine ran? (F, twenty-fifth part, twenty-sixth sitting.)
 experiment-f-gang-release-speed:
 	PROFILE=scenarios/profiles/lever-cm-sched-burst2000-audit-gang.yaml FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit7sr7 admit9sr9" hack/experiment-f-gang-queue.sh 4
+
+
+# F, twenty-ninth sitting: the speed probe alone on an idle machine, and
+# beside a shell loop and a memory stream held to the other CPU (no fleet).
+experiment-host-probe:
+	hack/experiment-host-probe.sh $(or $(ROUNDS),8)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/progress"
@@ -20,6 +22,9 @@ type ProbeOptions struct {
 	Trials int `json:"trials"`
 	// CPU is the logical CPU the probe's thread is held to; -1 for any.
 	CPU int `json:"cpu"`
+	// Note says what ran beside the probe (a load on the other CPU, or
+	// nothing), kept in its record to tell a sitting's arms apart.
+	Note string `json:"note,omitempty"`
 }
 
 // NewProbeOptions are the defaults: a run's own probe (7 trials), on any
@@ -30,6 +35,9 @@ func NewProbeOptions() ProbeOptions { return ProbeOptions{Trials: 7, CPU: -1} }
 // works takes 50-70 ms here).
 const maxProbeTrials = 1000
 
+// maxNote bounds a probe's note.
+const maxNote = 200
+
 // Validate names what is out of range.
 func (o ProbeOptions) Validate() error {
 	switch {
@@ -37,6 +45,8 @@ func (o ProbeOptions) Validate() error {
 		return fmt.Errorf("--trials %d is out of range: allowed are 1-%d", o.Trials, maxProbeTrials)
 	case o.CPU < -1 || o.CPU >= runtime.NumCPU():
 		return fmt.Errorf("--cpu %d is out of range: allowed are -1 (any) and 0-%d, this machine's logical CPUs", o.CPU, runtime.NumCPU()-1)
+	case len(o.Note) > maxNote || strings.ContainsFunc(o.Note, func(r rune) bool { return !unicode.IsPrint(r) }):
+		return fmt.Errorf("--note %q: allowed is one line of at most %d printable bytes", o.Note, maxNote)
 	}
 	return nil
 }

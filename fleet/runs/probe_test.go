@@ -24,6 +24,9 @@ func TestProbeOptionsValidate(t *testing.T) {
 		{ProbeOptions{Trials: 1001, CPU: -1}, "--trials 1001 is out of range"},
 		{ProbeOptions{Trials: 7, CPU: -2}, "--cpu -2 is out of range: allowed are -1 (any) and 0-"},
 		{ProbeOptions{Trials: 7, CPU: last + 1}, "this machine's logical CPUs"},
+		{ProbeOptions{Trials: 7, CPU: -1, Note: "a shell loop on CPU 1"}, ""},
+		{ProbeOptions{Trials: 7, CPU: -1, Note: "two\nlines"}, `--note "two\nlines": allowed is one line of at most 200 printable bytes`},
+		{ProbeOptions{Trials: 7, CPU: -1, Note: strings.Repeat("x", 201)}, "at most 200 printable bytes"},
 	} {
 		err := tt.o.Validate()
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
@@ -37,7 +40,7 @@ func TestProbeOptionsValidate(t *testing.T) {
 // least the probe's own.
 func TestProbeRecord(t *testing.T) {
 	dir := t.TempDir()
-	res, err := Probe(context.Background(), Env{ResultsDir: dir}, ProbeOptions{Trials: 2, CPU: 0})
+	res, err := Probe(context.Background(), Env{ResultsDir: dir}, ProbeOptions{Trials: 2, CPU: 0, Note: "nothing"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +57,9 @@ func TestProbeRecord(t *testing.T) {
 	}
 	if rec.Kind != "probe" || rec.Outcome != Completed || filepath.Dir(res.Dir) != dir {
 		t.Errorf("record %s in %s: kind %q, outcome %q; want a completed probe", rec.ID, res.Dir, rec.Kind, rec.Outcome)
+	}
+	if params, _ := json.Marshal(rec.Params); string(params) != `{"cpu":0,"note":"nothing","trials":2}` {
+		t.Errorf("params %s; want the options asked for, the note among them", params)
 	}
 	f := rec.Result
 	if f.Probe.Trials != 2 || f.Probe.Cache.CPUMsMin <= 0 || f.CPUs != runtime.NumCPU() || f.AllowedCPUs == "" {

@@ -40,13 +40,14 @@ CPU's time, the cost every process's CPU seconds carry on a busy
 machine. The record goes to results/probe-<time>/.`,
 		Example: `  ghostfleet probe
   ghostfleet probe --trials 50 --cpu 0
-  taskset -c 1 sh -c 'while :; do :; done' & ghostfleet probe --trials 50 --cpu 0; kill $!`,
+  taskset -c 1 sh -c 'while :; do :; done' & ghostfleet probe --trials 50 --cpu 0 --note 'a shell loop on CPU 1'; kill $!`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&o.Trials, "trials", o.Trials, "times each work is done (1-1000; a round of the three takes 50-70 ms)")
 	fs.IntVar(&o.CPU, "cpu", o.CPU, "logical CPU the probe's thread is held to; -1 for any")
+	fs.StringVar(&o.Note, "note", "", "what runs beside the probe, kept in its record (params.note) to tell runs apart")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
