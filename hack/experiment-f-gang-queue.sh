@@ -28,6 +28,9 @@
 #     any node has, so never schedulable (`load N 9 --allow-unschedulable`,
 #     which ends once all are unschedulable), then the same stream: as
 #     many pending pods as N/(NODES − FILL) gangs, with no gang.
+# With PROBE_BESIDE=1 (and RELEASE=1), a `ghostfleet probe` of 20 trials
+# starts in the background with each train, in a process of its own: the
+# machine's speed at the moment the train's own start probe runs.
 # With RELEASE=1, a gang or admit arm's train runs in the background
 # through the stream; after it the stream's pods and then the one 8-GPU
 # pod exit (`fault pod-exit --exit-code 0`), which frees exactly one job's
@@ -61,6 +64,8 @@ fill=${FILL:-0}
 gang=$((nodes - fill))
 profile=${PROFILE:-gang}
 release=${RELEASE:-0}
+probe_beside=${PROBE_BESIDE:-0}
+probe_pid=
 read -ra arms <<<"${ARMS:-control gang}"
 allowed="(allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, each admitN… with a trailing rR for R ≤ N jobs released at once, pendingN with N ≥ 1 pods)"
 [ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named $allowed" >&2; exit 2; }
@@ -155,6 +160,12 @@ arm() {
 			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission${by:+ ${by[*]}}, train in the background until $rel of them run"
 			"${train[@]}" --timeout 3600s >"$trainlog" 2>&1 &
 			train_pid=$!
+			if [ "$probe_beside" = 1 ]; then
+				# A probe of its own process at the train's start: the
+				# machine's speed beside the train's own start probe.
+				"$bin" probe --trials 20 --note "beside $1's train, started with it" >/dev/null 2>&1 &
+				probe_pid=$!
+			fi
 		else
 			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission${by:+ ${by[*]}}, waiting (train gives up after ${wait_s}s and leaves them)"
 			# train ends at its timeout with the jobs left waiting (exit
@@ -175,6 +186,10 @@ arm() {
 			waiting=$((jobs * gang))
 			await pending -ge "$waiting" "the gangs' pods"
 			echo "== $1: all $waiting of the gangs' pods exist and wait"
+		fi
+		if [ -n "$probe_pid" ]; then
+			wait "$probe_pid" || { echo "== the probe beside the train's start failed: stopping"; exit 1; }
+			probe_pid=
 		fi
 		if [ "$release" = 1 ]; then
 			sleep "$wait_s"
