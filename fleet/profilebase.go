@@ -29,30 +29,33 @@ import (
 // file's own and differs from its base's; summary and note are inherited
 // unless set.
 //
-// chain holds the files whose base is being read, to refuse a loop.
-func resolveProfileFile(path string, chain []string) ([]byte, error) {
+// chain holds the files whose base is being read, to refuse a loop. It
+// also returns the names down the chain, this file's first, none of
+// which may repeat: a report quoting a profile's name must mean one.
+func resolveProfileFile(path string, chain []string) ([]byte, []string, error) {
 	data, err := readFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	profile, scheduler, err := profileDocuments(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	name, base, err := profileNameAndBase(profile)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if base == "" {
-		return data, nil
+		return data, []string{name}, nil
 	}
-	fail := func(format string, args ...any) ([]byte, error) {
-		return nil, fmt.Errorf("%s: base %q: %s", path, base, fmt.Sprintf(format, args...))
+	fail := func(format string, args ...any) ([]byte, []string, error) {
+		return nil, nil, fmt.Errorf("%s: base %q: %s", path, base, fmt.Sprintf(format, args...))
 	}
 	if name == "" {
 		return fail("a profile with a base names itself: set metadata.name")
 	}
 	var baseData []byte
+	baseNames := []string{base}
 	if !isProfileFile(base) {
 		if !slices.Contains(ComponentProfileNames(), base) {
 			return fail("not a built-in profile (allowed are %s) nor a profile file (FILE.yaml or FILE.yml, relative to this file's folder)", strings.Join(ComponentProfileNames(), ", "))
@@ -72,43 +75,46 @@ func resolveProfileFile(path string, chain []string) ([]byte, error) {
 		if len(chain) > maxProfileBases {
 			return fail("more than %d bases, one on another: %s → …", maxProfileBases, strings.Join(chain[:3], " → "))
 		}
-		baseData, err = resolveProfileFile(basePath, chain)
+		baseData, baseNames, err = resolveProfileFile(basePath, chain)
 		if err == nil {
 			// A mistake in the base is reported as the base's.
 			_, err = parseComponentProfile(basePath, baseData)
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: base %q: %w", path, base, err)
+		return nil, nil, fmt.Errorf("%s: base %q: %w", path, base, err)
 	}
 	baseProfile, baseScheduler, err := profileDocuments(baseData)
 	if err != nil {
-		return nil, fmt.Errorf("%s: base %q: %w", path, base, err)
+		return nil, nil, fmt.Errorf("%s: base %q: %w", path, base, err)
 	}
 	if baseName, _, _ := profileNameAndBase(baseProfile); baseName == name {
 		return fail("metadata.name %q is its base's: give this profile a name of its own", name)
 	}
+	if slices.Contains(baseNames, name) {
+		return fail("metadata.name %q is that of a base further down (%s): give this profile a name of its own", name, strings.Join(baseNames, " → "))
+	}
 	merged, err := mergeDocument(baseProfile, profile)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	delete(merged, "base")
 	out, err := yaml.Marshal(merged)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sched := baseScheduler
 	if scheduler != nil {
 		m, err := mergeDocument(baseScheduler, scheduler)
 		if err != nil {
-			return nil, fmt.Errorf("%s: KubeSchedulerConfiguration: %w", path, err)
+			return nil, nil, fmt.Errorf("%s: KubeSchedulerConfiguration: %w", path, err)
 		}
 		if sched, err = yaml.Marshal(m); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	head := fmt.Sprintf("# %s, with its base %s merged in\n", path, base)
-	return slices.Concat([]byte(head), out, []byte("---\n"), sched), nil
+	return slices.Concat([]byte(head), out, []byte("---\n"), sched), append([]string{name}, baseNames...), nil
 }
 
 // maxProfileBases bounds a chain of bases, which a symbolic link can make

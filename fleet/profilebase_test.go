@@ -106,6 +106,7 @@ func TestProfileBaseErrors(t *testing.T) {
 	write := func(name, text string) string { return writeIn(t, dir, name, text) }
 	write("mine.yaml", profileDoc+"---\n"+schedulerDoc)
 	write("typo.yaml", strings.Replace(profileDoc, "gcSyncs", "gcSync", 1)+"---\n"+schedulerDoc)
+	write("mid.yaml", childDoc("mid", "mine.yaml", ""))
 	write("loop-a.yaml", childDoc("loop-a", "loop-b.yaml", ""))
 	write("loop-b.yaml", childDoc("loop-b", "loop-a.yaml", ""))
 	tests := []struct {
@@ -116,6 +117,7 @@ func TestProfileBaseErrors(t *testing.T) {
 		{"no such built-in", childDoc("c", "turbo", ""), `base "turbo": not a built-in profile (allowed are default, tuned, fast, gang) nor a profile file`},
 		{"no name", strings.Replace(childDoc("c", "mine.yaml", ""), "metadata: {name: c}\n", "", 1), `base "mine.yaml": a profile with a base names itself`},
 		{"its base's name", childDoc("mine", "mine.yaml", ""), `metadata.name "mine" is its base's`},
+		{"a name further down", childDoc("mine", "mid.yaml", ""), `metadata.name "mine" is that of a base further down (mid → mine): give this profile a name of its own`},
 		{"a loop", childDoc("c", "loop-a.yaml", ""), "the bases go round in a loop: " + filepath.Join(dir, "c.yaml") + " → " + filepath.Join(dir, "loop-a.yaml") + " → " + filepath.Join(dir, "loop-b.yaml") + " → " + filepath.Join(dir, "loop-a.yaml")},
 		{"a mistake in the base", childDoc("c", "typo.yaml", ""), `base "typo.yaml": ` + filepath.Join(dir, "typo.yaml") + `: unknown field "controllerManager.gcSync"`},
 		{"unknown field", childDoc("c", "mine.yaml", "controllerManager: {qpss: 20}\n"), `unknown field "controllerManager.qpss"`},

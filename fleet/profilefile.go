@@ -128,7 +128,7 @@ func BuiltinFile(path string) ([]byte, error) { return builtinFiles.ReadFile(pat
 // (see resolveProfileFile). Its name must be its own: a report quoting
 // profile "tuned" must mean the built-in one.
 func LoadComponentProfile(path string) (ComponentProfile, error) {
-	data, err := resolveProfileFile(path, nil)
+	data, _, err := resolveProfileFile(path, nil)
 	if err != nil {
 		return ComponentProfile{}, err
 	}

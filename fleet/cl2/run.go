@@ -70,6 +70,10 @@ type Options struct {
 	Cluster, Profile string
 	// Params are extra parameters to record (the command's flags).
 	Params map[string]any
+	// Complete, when set, fills in the rest of what the caller knows of
+	// the record (its profile's settings, the machine it ran on) just
+	// before it is written.
+	Complete func(*record.Record)
 
 	// Log receives CL2's output line by line (it is also kept in the run
 	// folder); nil drops it.
@@ -295,6 +299,9 @@ func Run(ctx context.Context, o Options) (record.Record, string, error) {
 		rec.Outcome = "failed: " + verdict.Error()
 	default:
 		rec.Outcome = OutcomeCompleted
+	}
+	if o.Complete != nil {
+		o.Complete(&rec)
 	}
 	if err := record.WriteJSON(dir, "run.json", rec); err != nil {
 		return rec, dir, fmt.Errorf("writing the run record: %w", err)

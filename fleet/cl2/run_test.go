@@ -214,6 +214,7 @@ func TestRunPasses(t *testing.T) {
 	o.Report = func(e progress.Event) { events = append(events, e) }
 	var log strings.Builder
 	o.Log = &log
+	o.Complete = func(r *record.Record) { r.ProfileSettings = "settings the caller knows" }
 
 	rec, dir, err := Run(context.Background(), o)
 	if err != nil {
@@ -283,8 +284,12 @@ func TestRunPasses(t *testing.T) {
 		t.Errorf("log kept %q, streamed %q (%v)", kept, log.String(), err)
 	}
 
-	// run.json on disk has the parsed artifacts.
+	// run.json on disk has the parsed artifacts, and what the caller
+	// filled in.
 	onDisk, res := readRecord(t, dir)
+	if onDisk.ProfileSettings != "settings the caller knows" {
+		t.Errorf("profile settings %q; want what Complete set", onDisk.ProfileSettings)
+	}
 	if onDisk.Outcome != OutcomeCompleted || res.ExitCode != 0 || res.NamespacePrefix != "test-q7x2kd" || res.ReportDir != "report" {
 		t.Errorf("result = %+v", res)
 	}

@@ -160,8 +160,9 @@ func CL2(ctx context.Context, env Env, o CL2Options) (CL2Result, error) {
 		Binary: binary, Config: o.Config, Overrides: o.Overrides, Nodes: nodes, Provider: o.Provider,
 		Kubeconfig: env.Target.Kubeconfig, Set: set, ExtraArgs: o.ExtraArgs,
 		ResultsRoot: env.ResultsDir, Cluster: s.cluster(), Profile: s.profile,
-		Params: map[string]any{"fakeNodes": capacity.FakeNodes, "totalGPUs": capacity.TotalGPUs},
-		Log:    &cl2LogLines{report: notify, verbose: o.Verbose}, Report: notify,
+		Params:   map[string]any{"fakeNodes": capacity.FakeNodes, "totalGPUs": capacity.TotalGPUs},
+		Complete: s.complete,
+		Log:      &cl2LogLines{report: notify, verbose: o.Verbose}, Report: notify,
 	}
 	notify(progress.Event{Kind: progress.Info, Message: fmt.Sprintf("clusterloader %s on %s, --nodes %d", binary, env.Target, nodes)})
 	rec, dir, runErr := cl2.Run(ctx, opts)
@@ -169,7 +170,7 @@ func CL2(ctx context.Context, env Env, o CL2Options) (CL2Result, error) {
 		return CL2Result{}, runErr
 	}
 	res, _ := rec.Result.(report.CL2Result)
-	out := CL2Result{Run: Run{ID: rec.ID, Kind: rec.Kind, Dir: dir, Outcome: rec.Outcome}, Nodes: nodes, CL2Result: res}
+	out := CL2Result{Run: Run{ID: rec.ID, Kind: rec.Kind, Dir: dir, Outcome: rec.Outcome, Warning: strings.Join(rec.Warnings, "; ")}, Nodes: nodes, CL2Result: res}
 	if out.Outcome != Interrupted {
 		return out, runErr
 	}

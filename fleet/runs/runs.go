@@ -142,8 +142,7 @@ func open(env Env) (session, error) {
 		}
 		s.profile, s.prometheusPending = st.Profile, st.PrometheusPending
 		if p, err := fleet.ClusterProfile(env.Target.Name, st.Profile); err != nil {
-			s.settingsErr = err
-			env.warn("the run's record will not hold its profile's settings: %v", err)
+			s.settingsErr = err // the record says so (complete); a run that needs them fails with it
 		} else {
 			s.settings = &p
 		}
@@ -193,6 +192,8 @@ func (s session) complete(rec *record.Record) {
 	rec.Cluster, rec.Profile = s.cluster(), s.profile
 	if s.settings != nil {
 		rec.ProfileSettings = s.settings.Settings()
+	} else if s.settingsErr != nil {
+		rec.Warnings = append(rec.Warnings, "the record does not hold its profile's settings: "+s.settingsErr.Error())
 	}
 	if rec.Ended.IsZero() {
 		rec.Ended = time.Now().UTC()
