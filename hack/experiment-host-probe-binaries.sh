@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Experiment F, thirty-first sitting (docs/experiment-design.md): does a
+# command's start probe sit at a level set by its binary? Two builds of
+# GhostFleet, this checkout's and REV's, run the same commands on one
+# fresh fleet, alternating within each round (the order swaps by round):
+#   load 8 8, then train 1 job of 8 whole-node workers (gang on, quota
+#   admission by suspend, as the twenty-eighth sitting's trains), then
+#   unload; then this checkout's `probe --trials 20` as the machine's
+#   reference.
+# Every run writes its own results/ folder as usual; the sitting's folder,
+# results/binaries-<time>/, holds sitting.json naming the two builds and
+# which runs each made.
+#
+#   hack/experiment-host-probe-binaries.sh [ROUNDS] [NODES]   (defaults: 4, 1000)
+#   REV=48ea46b PROFILE=scenarios/profiles/lever-cm-sched-burst2000-audit-gang.yaml
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-4}
+nodes=${2:-1000}
+rev=${REV:-48ea46b}
+profile=${PROFILE:-scenarios/profiles/lever-cm-sched-burst2000-audit-gang.yaml}
+[[ $rounds =~ ^[1-9][0-9]?$ ]] || { echo "ROUNDS \"$rounds\": allowed are 1-99" >&2; exit 2; }
+git rev-parse --verify --quiet "$rev^{commit}" >/dev/null || { echo "REV \"$rev\" is not a commit of this repository" >&2; exit 2; }
+. hack/lib.sh
+gf_build
+here=$(git rev-parse --short=7 HEAD)
+old=$(git rev-parse --short=7 "$rev")
+[ "$here" != "$old" ] || { echo "REV $rev is this checkout's own commit: nothing to compare" >&2; exit 2; }
+name=gf-exp-bin
+work=$(mktemp -d)
+trap 'git worktree remove --force "$work/src" >/dev/null 2>&1 || true; rm -rf "$work"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
+echo "== building $old (REV $rev) beside this checkout's $here"
+git worktree add --detach "$work/src" "$rev" >/dev/null
+make -s -C "$work/src" build BIN="$work/ghostfleet-$old"
+
+new_run_dir binaries
+runs=$dir/runs.txt
+: >"$runs"
+declare -A build=([$here]=$bin [$old]=$work/ghostfleet-$old)
+
+# gf BUILD ARGS…: runs a command of BUILD, noting the run folder it wrote.
+gf() {
+	local b=$1 out
+	shift
+	out=$(mktemp)
+	"${build[$b]}" --name "$name" "$@" 2> >(tee "$out" >&2)
+	wait $! 2>/dev/null || true # the tee, flushed
+	sed -n "s|^run record: .*/\(.*\)$|$b \1|p" "$out" >>"$runs"
+	rm -f "$out"
+}
+
+fresh_fleet "$profile" "$nodes"
+for r in $(seq "$rounds"); do
+	order=("$here" "$old")
+	[ $((r % 2)) = 1 ] || order=("$old" "$here")
+	for b in "${order[@]}"; do
+		echo "== round $r, build $b: load, train, unload"
+		gf "$b" load 8 8 --namespace gf-exp-bin
+		gf "$b" train --jobs 1 --pods-per-job 8 --gpus-per-pod 8 --gang on --admission quota --admit-by suspend --stall 0 --timeout 300s
+		gf "$b" unload
+	done
+	echo "== round $r: the machine's reference probe"
+	gf "$here" probe --trials 20 --note "round $r: the machine's reference, after both builds' runs"
+done
+python3 - "$dir" "$here" "$(git rev-parse HEAD)" "$old" "$(git rev-parse "$rev")" "$rounds" "$nodes" "$profile" <<'PY'
+import json, sys
+d, here, here_full, old, old_full, rounds, nodes, profile = sys.argv[1:]
+runs = {here: [], old: []}
+for line in open(d + "/runs.txt"):
+    b, run = line.split()
+    runs[b].append(run)
+json.dump({"builds": {here: {"commit": here_full, "is": "this checkout", "runs": runs[here]},
+                      old: {"commit": old_full, "is": "REV", "runs": runs[old]}},
+           "rounds": int(rounds), "nodes": int(nodes), "profile": profile},
+          open(d + "/sitting.json", "w"), indent=2)
+PY
+rm -f "$runs"
+echo "== the sitting: $dir/sitting.json"
