@@ -391,7 +391,6 @@ experiment-f-gang-release-nine:
 experiment-f-gang-release-speed:
 	PROFILE=scenarios/profiles/lever-cm-sched-burst2000-audit-gang.yaml FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit7sr7 admit9sr9" hack/experiment-f-gang-queue.sh 4
 
-
 # F, twenty-ninth sitting: the speed probe alone on an idle machine, and
 # beside a shell loop and a memory stream held to the other CPU (no fleet).
 experiment-host-probe:

@@ -299,16 +299,32 @@ func SpeedProbe() (record.Probe, error) {
 // ProbeOn is SpeedProbe with trials per work, its thread held to logical
 // CPU cpu (any the process may use when cpu is negative), ending early
 // when ctx is done: the probe then holds the rounds done (Trials), none
-// when not one was.
+// when not one was. It runs on a goroutine of its own whose thread ends
+// with it, so neither the caller's thread nor where the caller's stack
+// stands takes part, and no thread held to one CPU goes back to Go's
+// pool.
 func ProbeOn(ctx context.Context, trials, cpu int) (record.Probe, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	type result struct {
+		probe record.Probe
+		err   error
+	}
+	out := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+		p, err := probeHere(ctx, trials, cpu)
+		out <- result{p, err}
+	}()
+	r := <-out
+	return r.probe, r.err
+}
+
+// probeHere is ProbeOn on the calling goroutine's thread, which it holds
+// to cpu for good.
+func probeHere(ctx context.Context, trials, cpu int) (record.Probe, error) {
 	if cpu >= 0 {
-		restore, err := holdToCPU(cpu)
-		if err != nil {
+		if err := holdToCPU(cpu); err != nil {
 			return record.Probe{}, err
 		}
-		defer restore()
 	}
 	works, err := newWorks()
 	if err != nil {
@@ -333,43 +349,42 @@ func ProbeOn(ctx context.Context, trials, cpu int) (record.Probe, error) {
 		Memory: probeTimes(cpuMs[MemoryWork], wallMs[MemoryWork]), DRAM: probeTimes(cpuMs[DRAMWork], wallMs[DRAMWork])}, nil
 }
 
-// holdToCPU holds the calling thread, which must be locked to its
-// goroutine, to logical CPU cpu, and returns what gives it back the CPUs
-// it had: Go's runtime reuses the thread once it is unlocked.
-func holdToCPU(cpu int) (restore func(), err error) {
-	var had, only unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &had); err != nil {
-		return nil, fmt.Errorf("this thread's CPUs: %w", err)
-	}
-	if cpu >= runtime.NumCPU() || !had.IsSet(cpu) {
-		return nil, fmt.Errorf("CPU %d is not one this process may run on: allowed are %s", cpu, cpuList(had))
-	}
-	only.Set(cpu)
+// holdToCPU holds the calling thread, which must stay locked to its
+// goroutine until that ends, to logical CPU cpu.
+func holdToCPU(cpu int) error {
+	var only unix.CPUSet
+	only.Set(cpu) // out of the set's range sets nothing, which the kernel refuses
 	if err := unix.SchedSetaffinity(0, &only); err != nil {
-		return nil, fmt.Errorf("holding the probe to CPU %d: %w", cpu, err)
+		allowed, _ := AllowedCPUs()
+		return fmt.Errorf("CPU %d is not one this process may run on (%v): allowed are %s", cpu, err, CPUList(allowed))
 	}
-	return func() { _ = unix.SchedSetaffinity(0, &had) }, nil
+	return nil
 }
 
-// cpuList names the CPUs in set, as taskset does: 0,1,3.
-func cpuList(set unix.CPUSet) string {
-	var ids []string
-	for i := range len(set) * 64 {
-		if set.IsSet(i) {
-			ids = append(ids, strconv.Itoa(i))
-		}
-	}
-	return strings.Join(ids, ",")
-}
-
-// AllowedCPUs names the logical CPUs this process may run on (its
-// affinity, as taskset sets it), as taskset lists them: 0,1.
-func AllowedCPUs() (string, error) {
+// AllowedCPUs are the logical CPUs the calling thread may run on: the
+// process's, as taskset or a container's cpuset set them, on any thread
+// GhostFleet has not held to one (only a probe's, which ends with it).
+func AllowedCPUs() ([]int, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return "", fmt.Errorf("this process's CPUs: %w", err)
+		return nil, fmt.Errorf("this process's CPUs: %w", err)
 	}
-	return cpuList(set), nil
+	var cpus []int
+	for i := range len(set) * int(unsafe.Sizeof(set[0])) * 8 {
+		if set.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	return cpus, nil
+}
+
+// CPUList names CPUs as a comma-separated list: 0,1,3.
+func CPUList(cpus []int) string {
+	ids := make([]string, len(cpus))
+	for i, c := range cpus {
+		ids[i] = strconv.Itoa(c)
+	}
+	return strings.Join(ids, ",")
 }
 
 // probeTimes are a work's trials' fastest and median CPU milliseconds
@@ -496,11 +511,18 @@ func (h HostStart) Since() (record.Host, error) {
 	if err != nil {
 		return record.Host{}, err
 	}
-	out := record.Host{CPUs: h.cpus, CPUSeconds: map[string]float64{}, ProbeStart: h.probe, ProbeEnd: probe}
-	for state, t := range cpu {
-		out.CPUSeconds[state] = max(t-h.cpu[state], 0).Seconds() // iowait can go down (HostCPUTotals)
+	return record.Host{CPUs: h.cpus, CPUSeconds: CPUSecondsBetween(h.cpu, cpu), ProbeStart: h.probe, ProbeEnd: probe}, nil
+}
+
+// CPUSecondsBetween is the machine's CPU seconds by state from one
+// HostCPU reading to a later one; a state that went down, as iowait can
+// (HostCPUTotals), counts 0.
+func CPUSecondsBetween(before, after map[string]time.Duration) map[string]float64 {
+	out := make(map[string]float64, len(after))
+	for state, t := range after {
+		out[state] = max(t-before[state], 0).Seconds()
 	}
-	return out, nil
+	return out
 }
 
 // threadSwitches is how many times the kernel has taken the calling

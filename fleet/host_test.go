@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ghostfleet/ghostfleet/fleet/record"
 )
 
@@ -138,43 +136,63 @@ func TestSpeedProbe(t *testing.T) {
 	}
 }
 
-// ProbeOn holds its thread to the CPU asked for and gives the thread
-// back the CPUs it had; it stops at once when its context is done, and
-// names the CPUs allowed when asked for another.
+// holdToCPU holds the thread to the one CPU asked for, and refuses one
+// the process may not run on, naming those it may.
+func TestHoldToCPU(t *testing.T) {
+	allowed, err := AllowedCPUs()
+	if err != nil || len(allowed) == 0 {
+		t.Fatalf("allowed CPUs %v, %v", allowed, err)
+	}
+	cpu := allowed[len(allowed)-1]
+	type held struct {
+		mask []int
+		err  error
+	}
+	out := make(chan held, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the held thread ends with this goroutine
+		if err := holdToCPU(cpu); err != nil {
+			out <- held{err: err}
+			return
+		}
+		mask, err := AllowedCPUs()
+		out <- held{mask, err}
+	}()
+	if h := <-out; h.err != nil || !reflect.DeepEqual(h.mask, []int{cpu}) {
+		t.Errorf("held to CPU %d: the thread may run on %v (%v); want only %d", cpu, h.mask, h.err, cpu)
+	}
+	err = holdToCPU(1024) // on the test's own thread: refused before anything changes
+	if err == nil || !strings.Contains(err.Error(), "CPU 1024 is not one this process may run on") || !strings.HasSuffix(err.Error(), "allowed are "+CPUList(allowed)) {
+		t.Errorf("CPU 1024: %v; want it refused naming %s", err, CPUList(allowed))
+	}
+}
+
+// ProbeOn leaves the caller's thread as it was, stops at once when its
+// context is done, and passes on a refused CPU.
 func TestProbeOn(t *testing.T) {
-	runtime.LockOSThread() // the same thread before and after: ProbeOn locks it again inside
+	runtime.LockOSThread() // the same thread before and after
 	defer runtime.UnlockOSThread()
-	var had, after unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &had); err != nil {
+	before, err := AllowedCPUs()
+	if err != nil {
 		t.Fatal(err)
 	}
-	cpu := -1
-	for i := range runtime.NumCPU() {
-		if had.IsSet(i) {
-			cpu = i
-		}
-	}
-	p, err := ProbeOn(context.Background(), 2, cpu)
+	p, err := ProbeOn(context.Background(), 2, before[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Trials != 2 || p.Cache.CPUMsMin <= 0 {
 		t.Errorf("probe %+v; want 2 trials timed", p)
 	}
-	if err := unix.SchedGetaffinity(0, &after); err != nil {
-		t.Fatal(err)
-	}
-	if after != had {
-		t.Errorf("the thread's CPUs after the probe are %s, want %s as before", cpuList(after), cpuList(had))
+	if after, _ := AllowedCPUs(); !reflect.DeepEqual(after, before) {
+		t.Errorf("the caller's thread may run on %v after the probe, want %v as before", after, before)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if p, err := ProbeOn(ctx, 5, -1); err != nil || p.Trials != 0 {
 		t.Errorf("a done context: probe %+v, %v; want no trial and no error", p, err)
 	}
-	_, err = ProbeOn(context.Background(), 1, 1024)
-	if err == nil || !strings.Contains(err.Error(), "CPU 1024 is not one this process may run on: allowed are "+cpuList(had)) {
-		t.Errorf("CPU 1024: %v; want it refused naming %s", err, cpuList(had))
+	if _, err := ProbeOn(context.Background(), 1, 1024); err == nil {
+		t.Error("CPU 1024: probed; want it refused")
 	}
 }
 

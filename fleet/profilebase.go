@@ -88,10 +88,11 @@ func resolveProfileFile(path string, chain []string) ([]byte, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: base %q: %w", path, base, err)
 	}
-	if baseName, _, _ := profileNameAndBase(baseProfile); baseName == name {
+	switch slices.Index(baseNames, name) {
+	case -1:
+	case 0:
 		return fail("metadata.name %q is its base's: give this profile a name of its own", name)
-	}
-	if slices.Contains(baseNames, name) {
+	default:
 		return fail("metadata.name %q is that of a base further down (%s): give this profile a name of its own", name, strings.Join(baseNames, " → "))
 	}
 	merged, err := mergeDocument(baseProfile, profile)

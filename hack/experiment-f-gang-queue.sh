@@ -69,6 +69,7 @@ probe_pid=
 read -ra arms <<<"${ARMS:-control gang}"
 allowed="(allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, each admitN… with a trailing rR for R ≤ N jobs released at once, pendingN with N ≥ 1 pods)"
 [ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named $allowed" >&2; exit 2; }
+[ "$probe_beside" != 1 ] || [ "$release" = 1 ] || { echo "PROBE_BESIDE=1 probes beside a train run in the background, which needs RELEASE=1 (RELEASE=$release)" >&2; exit 2; }
 for a in "${arms[@]}"; do
 	[[ $a =~ ^(control|gang|admit|(gang|pending)[1-9][0-9]*|admit([1-9][0-9]*)(w([1-9]|[1-5][0-9]|6[0-4])|s)?(r([1-9][0-9]*))?)$ ]] || { echo "ARMS: unknown arm \"$a\" $allowed" >&2; exit 2; }
 	r=${BASH_REMATCH[7]}
@@ -83,8 +84,9 @@ gf_build
 name=gf-exp-f
 log=$(mktemp)
 trainlog=$(mktemp)
+probelog=$(mktemp)
 train_pid=
-trap '[ -z "$train_pid" ] || kill "$train_pid" 2>/dev/null || true; rm -f "$log" "$trainlog"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
+trap '[ -z "$train_pid" ] || kill "$train_pid" 2>/dev/null || true; rm -f "$log" "$trainlog" "$probelog"; "$bin" --name "$name" clean >/dev/null 2>&1 || true' EXIT
 
 # count STATE: how many pods status counts in STATE (pending, running),
 # or nothing when status could not say; status exits 1 on an unhealthy
@@ -163,7 +165,7 @@ arm() {
 			if [ "$probe_beside" = 1 ]; then
 				# A probe of its own process at the train's start: the
 				# machine's speed beside the train's own start probe.
-				"$bin" probe --trials 20 --note "beside $1's train, started with it" >/dev/null 2>&1 &
+				"$bin" probe --trials 20 --note "beside $1's train, started with it" >"$probelog" 2>&1 &
 				probe_pid=$!
 			fi
 		else
@@ -188,7 +190,7 @@ arm() {
 			echo "== $1: all $waiting of the gangs' pods exist and wait"
 		fi
 		if [ -n "$probe_pid" ]; then
-			wait "$probe_pid" || { echo "== the probe beside the train's start failed: stopping"; exit 1; }
+			wait "$probe_pid" || { cat "$probelog"; echo "== the probe beside the train's start failed (its output above): stopping"; exit 1; }
 			probe_pid=
 		fi
 		if [ "$release" = 1 ]; then

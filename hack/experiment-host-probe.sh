@@ -9,7 +9,9 @@
 #   idle:   nothing else on the machine, twice, back to back (idle, again);
 #   spin:   beside a shell loop held to the other CPU (busy, little memory);
 #   stream: beside `dd if=/dev/zero of=/dev/null bs=64M` held to the other
-#           CPU (copying 64 MiB blocks: the shared cache and memory busy).
+#           CPU (the kernel zero-fills dd's 64 MiB buffer over and over: a
+#           write stream through the shared cache into memory, counted
+#           mostly as system time).
 # Each probe writes results/probe-<time>/, its arm in params.note. Run it on an otherwise idle
 # machine: it stops if a GhostFleet fleet is up.
 #
@@ -19,8 +21,8 @@ cd "$(dirname "$0")/.."
 rounds=${1:-8}
 trials=${TRIALS:-50}
 [[ $rounds =~ ^[1-9][0-9]?$ ]] || { echo "ROUNDS \"$rounds\": allowed are 1-99" >&2; exit 2; }
-[ "$(nproc)" -ge 2 ] || { echo "this machine has $(nproc) CPU: the sitting needs two, one for the probe and one for its neighbour" >&2; exit 2; }
 command -v taskset >/dev/null || { echo "taskset (util-linux) is missing: apt-get install util-linux" >&2; exit 2; }
+taskset -c 0 true 2>/dev/null && taskset -c 1 true 2>/dev/null || { echo "this shell may run on CPUs $(taskset -pc $$ | sed 's/.*: //'): the sitting holds the probe and its neighbour to CPUs 0 and 1" >&2; exit 2; }
 . hack/lib.sh
 gf_build
 if up=$(ls "$HOME/.kwok/clusters" 2>/dev/null) && [ -n "$up" ]; then
@@ -35,9 +37,10 @@ trap '[ -z "$neighbour" ] || kill "$neighbour" 2>/dev/null || true' EXIT
 beside() {
 	local cpu=$1
 	shift
-	taskset -c "$cpu" "$@" >/dev/null 2>&1 &
+	taskset -c "$cpu" "$@" >/dev/null &
 	neighbour=$!
 	sleep 0.5 # under way before the probe starts
+	kill -0 "$neighbour" 2>/dev/null || { echo "== the neighbour ($*) did not start on CPU $cpu: stopping" >&2; exit 1; }
 }
 
 # probe ARM: one probe, its arm and its neighbour in its record's note.
@@ -74,7 +77,7 @@ for r in $(seq "$rounds"); do
 			;;
 		stream)
 			beside "$other" dd if=/dev/zero of=/dev/null bs=64M
-			probe stream "dd copying 64 MiB blocks"
+			probe stream "dd zero-filling a 64 MiB buffer over and over"
 			;;
 		esac
 		quiet

@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"runtime"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -35,6 +36,10 @@ func NewProbeOptions() ProbeOptions { return ProbeOptions{Trials: 7, CPU: -1} }
 // works takes 50-70 ms here).
 const maxProbeTrials = 1000
 
+// maxCPU bounds --cpu: the kernel's CPU mask that GhostFleet reads holds
+// 1,024.
+const maxCPU = 1024
+
 // maxNote bounds a probe's note.
 const maxNote = 200
 
@@ -43,8 +48,8 @@ func (o ProbeOptions) Validate() error {
 	switch {
 	case o.Trials < 1 || o.Trials > maxProbeTrials:
 		return fmt.Errorf("--trials %d is out of range: allowed are 1-%d", o.Trials, maxProbeTrials)
-	case o.CPU < -1 || o.CPU >= runtime.NumCPU():
-		return fmt.Errorf("--cpu %d is out of range: allowed are -1 (any) and 0-%d, this machine's logical CPUs", o.CPU, runtime.NumCPU()-1)
+	case o.CPU < -1 || o.CPU >= maxCPU:
+		return fmt.Errorf("--cpu %d is out of range: allowed are -1 (any) and 0-%d, a CPU this process may run on", o.CPU, maxCPU-1)
 	case len(o.Note) > maxNote || strings.ContainsFunc(o.Note, func(r rune) bool { return !unicode.IsPrint(r) }):
 		return fmt.Errorf("--note %q: allowed is one line of at most %d printable bytes", o.Note, maxNote)
 	}
@@ -57,7 +62,7 @@ type ProbeFigures struct {
 	// median and the wall median, per work.
 	Probe record.Probe `json:"probe"`
 	// AllowedCPUs are the logical CPUs the process could run on (its
-	// affinity, as `taskset -c` sets it), as taskset lists them.
+	// affinity, as `taskset -c` sets it), comma-separated.
 	AllowedCPUs string `json:"allowedCpus"`
 	// CPUs are the machine's logical CPUs, and CPUSeconds their time by
 	// state over the probe (/proc/stat), the probe's own included: the
@@ -86,14 +91,17 @@ func Probe(ctx context.Context, env Env, o ProbeOptions) (ProbeResult, error) {
 	if err := o.Validate(); err != nil {
 		return ProbeResult{}, err
 	}
-	if err := record.CheckRoot(env.ResultsDir); err != nil {
-		return ProbeResult{}, err
-	}
 	allowed, err := fleet.AllowedCPUs()
 	if err != nil {
 		return ProbeResult{}, err
 	}
-	rec := record.Record{ID: NewID("probe"), Kind: "probe", Params: o, Started: time.Now().UTC()}
+	if o.CPU >= 0 && !slices.Contains(allowed, o.CPU) {
+		return ProbeResult{}, fmt.Errorf("--cpu %d is not a CPU this process may run on: allowed are %s, or -1 for any", o.CPU, fleet.CPUList(allowed))
+	}
+	if err := record.CheckRoot(env.ResultsDir); err != nil {
+		return ProbeResult{}, err
+	}
+	rec := record.Record{Kind: "probe", Params: o, Started: time.Now().UTC()}
 	done := progress.Step(env.reporter().Report, "probe", fmt.Sprintf("timing the speed probe's works %d times each", o.Trials), time.Duration(o.Trials)*60*time.Millisecond)
 	before, cpus, err := fleet.HostCPU()
 	if err != nil {
@@ -109,21 +117,19 @@ func Probe(ctx context.Context, env Env, o ProbeOptions) (ProbeResult, error) {
 	if probe.Trials == 0 {
 		return ProbeResult{}, fmt.Errorf("the probe was interrupted before its first round: nothing recorded")
 	}
-	res := ProbeResult{ProbeFigures: ProbeFigures{Probe: probe, AllowedCPUs: allowed, CPUs: cpus, CPUSeconds: map[string]float64{}}}
-	for state, t := range after {
-		res.CPUSeconds[state] = max(t-before[state], 0).Seconds()
+	res := ProbeResult{ProbeFigures: ProbeFigures{Probe: probe, AllowedCPUs: fleet.CPUList(allowed), CPUs: cpus, CPUSeconds: fleet.CPUSecondsBetween(before, after)}}
+	rec.Ended, rec.Outcome = time.Now().UTC(), Completed
+	if probe.Trials < o.Trials {
+		rec.Outcome = Interrupted
+		rec.Warnings = []string{fmt.Sprintf("interrupted after %d of %d rounds; the record holds those", probe.Trials, o.Trials)}
 	}
-	rec.Ended = time.Now().UTC()
-	rec.Outcome = record.Outcome(ctx, ctx.Err())
 	rec.Phases = []record.Phase{{Name: "probe", Start: rec.Started, End: rec.Ended}}
 	rec.Result = res.ProbeFigures
-	res.Run = Run{ID: rec.ID, Kind: rec.Kind, Outcome: rec.Outcome}
-	if res.Outcome == Interrupted {
-		res.Warning = fmt.Sprintf("interrupted after %d of %d rounds; the record holds those", probe.Trials, o.Trials)
-		rec.Warnings = []string{res.Warning}
-	}
-	if res.Dir, err = record.WriteRecord(env.ResultsDir, rec); err != nil {
+	res.Run = Run{Kind: rec.Kind, Outcome: rec.Outcome, Warning: strings.Join(rec.Warnings, "; ")}
+	dir, err := record.WriteRecord(env.ResultsDir, rec) // it names the record after its folder
+	if err != nil {
 		return res, fmt.Errorf("writing the run record: %w", err)
 	}
+	res.ID, res.Dir = filepath.Base(dir), dir
 	return res, nil
 }

@@ -142,7 +142,7 @@ func open(env Env) (session, error) {
 		}
 		s.profile, s.prometheusPending = st.Profile, st.PrometheusPending
 		if p, err := fleet.ClusterProfile(env.Target.Name, st.Profile); err != nil {
-			s.settingsErr = err // the record says so (complete); a run that needs them fails with it
+			s.settingsErr = err // the record says so (complete); train, which reads them, fails with it
 		} else {
 			s.settings = &p
 		}

@@ -46,7 +46,7 @@ machine. The record goes to results/probe-<time>/.`,
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&o.Trials, "trials", o.Trials, "times each work is done (1-1000; a round of the three takes 50-70 ms)")
-	fs.IntVar(&o.CPU, "cpu", o.CPU, "logical CPU the probe's thread is held to; -1 for any")
+	fs.IntVar(&o.CPU, "cpu", o.CPU, "logical CPU the probe's thread is held to, one this process may run on (taskset -p $$ lists them); -1 for any")
 	fs.StringVar(&o.Note, "note", "", "what runs beside the probe, kept in its record (params.note) to tell runs apart")
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
