@@ -65,8 +65,8 @@ gf() {
 	local b=$1 out rc=0
 	shift
 	out=$(mktemp)
-	"${build[$b]}" --name "$name" "$@" 2> >(tee "$out" >&2) || rc=$?
-	wait $! 2>/dev/null || true # the tee, flushed
+	"${build[$b]}" --name "$name" "$@" 2>"$out" || rc=$?
+	cat "$out" >&2 # its progress and errors, once it is done
 	sed -n "s|^run record: .*/\(.*\)$|$b \1|p" "$out" >>"$dir/runs.txt"
 	rm -f "$out"
 	return "$rc"
