@@ -151,8 +151,8 @@ type Record struct {
 	Profile string `json:"profile,omitempty"`
 	// ProfileSettings are that profile's settings in one line, as the
 	// fleet ran them ("scheduler client QPS 50/burst 850 …"), so that a
-	// record says them without the profile's file; empty on an attached
-	// cluster.
+	// record says them without the profile's file (an A/B's: both sides',
+	// A's "vs" B's, as its Profile); empty on an attached cluster.
 	ProfileSettings string    `json:"profileSettings,omitempty"`
 	Started         time.Time `json:"started"`
 	Ended           time.Time `json:"ended"`

@@ -185,6 +185,12 @@ func AB(ctx context.Context, env Env, o ABOptions) (ABResult, error) {
 	if err != nil {
 		return ABResult{}, err
 	}
+	var host *fleet.HostStart
+	if h, err := fleet.ReadHost(); err != nil {
+		env.warn("the A/B's record will not hold the machine's speed and CPU time: %v", err)
+	} else {
+		host = &h
+	}
 	started := time.Now().UTC()
 	out := ABResult{State: saved.ID, Workload: o.Workload, Threshold: o.Threshold}
 	sides := []*ABSide{&out.A, &out.B}
@@ -196,7 +202,7 @@ func AB(ctx context.Context, env Env, o ABOptions) (ABResult, error) {
 			return out, err
 		}
 	}
-	return writeAB(env, o, out, profiles, started)
+	return writeAB(env, o, out, profiles, started, host)
 }
 
 // abRun is what one side runs with.
@@ -253,12 +259,16 @@ func abSide(ctx context.Context, env Env, o ABOptions, s abRun) (side ABSide, er
 	if err != nil {
 		return side, err
 	}
+	rs, err := recorder(fenv)
+	if err != nil {
+		return side, err
+	}
 	rec, err := state.RestoreCopy(ctx, o.Fleet, env.ResultsDir, o.State, tools, report)
 	if err != nil {
 		return side, err
 	}
-	if _, err := record.WriteRecord(env.ResultsDir, rec); err != nil {
-		return side, fmt.Errorf("writing the restore's run record: %w", err)
+	if _, err := rs.write(rec); err != nil {
+		return side, err
 	}
 	if ctx.Err() != nil {
 		return side, fmt.Errorf("%s: interrupted after the restore: %w", s.label, ctx.Err())
@@ -414,16 +424,20 @@ type prefixed struct {
 
 func (p prefixed) Report(ev progress.Event) { p.report(ev) }
 
-// writeAB judges B against A and writes the A/B folder.
-func writeAB(env Env, o ABOptions, out ABResult, profiles [2]fleet.ComponentProfile, started time.Time) (ABResult, error) {
+// writeAB judges B against A and writes the A/B folder; its record holds
+// both sides' profiles and settings (A's "vs" B's) and the machine from
+// started on (host, nil when it could not be read).
+func writeAB(env Env, o ABOptions, out ABResult, profiles [2]fleet.ComponentProfile, started time.Time, host *fleet.HostStart) (ABResult, error) {
 	out.Metrics, out.Verdict = report.JudgeAB(ABMetrics(out.A.Result, out.B.Result, o.Judge), o.Threshold)
-	rec := record.Record{Kind: KindAB, Cluster: o.Fleet, Profile: out.A.Profile + " vs " + out.B.Profile, Started: started, Ended: time.Now().UTC(),
+	rec := record.Record{Kind: KindAB, Cluster: o.Fleet, Profile: out.A.Profile + " vs " + out.B.Profile,
+		ProfileSettings: profiles[0].Settings() + " vs " + profiles[1].Settings(), Started: started, Ended: time.Now().UTC(),
 		Outcome: Completed, Params: o}
+	endHost(&rec, host)
 	dir, err := record.NewRunDir(env.ResultsDir, KindAB, started)
 	if err != nil {
 		return out, err
 	}
-	out.Run = Run{ID: filepath.Base(dir), Kind: KindAB, Dir: dir, Outcome: Completed}
+	out.Run = Run{ID: filepath.Base(dir), Kind: KindAB, Dir: dir, Outcome: Completed, Warning: strings.Join(rec.Warnings, "; ")}
 	out.Report = filepath.Join(dir, "report.html")
 	rec.ID, rec.Result = out.ID, out
 	page := abPage(o, out, [2]string{profiles[0].Description, profiles[1].Description}, env.warn)

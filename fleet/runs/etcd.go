@@ -75,14 +75,11 @@ func EtcdRecover(ctx context.Context, env Env, _ EtcdRecoverOptions) (EtcdRecove
 	if env.Target.Attached() {
 		return EtcdRecoverResult{}, fmt.Errorf("etcd recover works on GhostFleet's own fleet's etcd; an attached cluster's etcd is its operators' (etcdctl defrag, alarm disarm)")
 	}
-	st, err := fleet.UpState(env.Target.Name)
+	s, err := recorder(env) // not open(): etcd's alarm may keep the apiserver from answering
 	if err != nil {
 		return EtcdRecoverResult{}, err
 	}
-	if err := record.CheckRoot(env.ResultsDir); err != nil {
-		return EtcdRecoverResult{}, err
-	}
-	rec := record.Record{ID: NewID(KindEtcdRecover), Kind: KindEtcdRecover, Params: struct{}{}, Started: time.Now().UTC(), Cluster: env.Target.Name, Profile: st.Profile}
+	rec := record.Record{ID: NewID(KindEtcdRecover), Kind: KindEtcdRecover, Params: struct{}{}, Started: time.Now().UTC()}
 	var done func()
 	res, err := fleet.RecoverEtcd(ctx, env.Target.Name, func(step, message string) {
 		if done != nil {
@@ -105,13 +102,13 @@ func EtcdRecover(ctx context.Context, env Env, _ EtcdRecoverOptions) (EtcdRecove
 	rec.Ended, rec.Result = time.Now().UTC(), res
 	rec.Phases = []record.Phase{{Name: "etcd recover", Start: rec.Started, End: rec.Ended}}
 	rec.Warnings = out.Advice()
-	dir, werr := record.WriteRecord(env.ResultsDir, rec)
-	out.Run = Run{ID: rec.ID, Kind: rec.Kind, Dir: dir, Outcome: rec.Outcome, Warning: strings.Join(rec.Warnings, "; ")}
+	run, werr := s.write(rec)
+	out.Run = run
 	if out.Outcome == Interrupted {
 		out.Left = fmt.Sprintf("stopped before it finished (done: compacted %t, defragmented %t, disarmed %v); `%s` again finishes it", res.CompactedTo > 0, res.Defragmented, res.Disarmed, fleet.EtcdRecoverCommand)
 	}
 	if werr != nil {
-		return out, fmt.Errorf("writing the run record: %w", werr)
+		return out, werr
 	}
 	return out, err
 }

@@ -56,11 +56,11 @@ func Restart(ctx context.Context, env Env, o RestartOptions) (RestartResult, err
 		return RestartResult{}, fmt.Errorf("restart manages GhostFleet's own fleet's processes, not an attached cluster's")
 	}
 	// Not open(): the apiserver may be the component that is down.
-	st, err := fleet.UpState(env.Target.Name)
+	s, err := recorder(env)
 	if err != nil {
 		return RestartResult{}, err
 	}
-	rec := record.Record{ID: NewID("restart"), Kind: "restart", Params: o, Started: time.Now().UTC(), Cluster: env.Target.Name, Profile: st.Profile}
+	rec := record.Record{ID: NewID("restart"), Kind: "restart", Params: o, Started: time.Now().UTC()}
 	done := progress.Step(env.reporter().Report, "restart", fmt.Sprintf("restarting %s", o.Component), 0)
 	res, err := fleet.RestartComponent(ctx, env.Target.Name, o.Component, o.Timeout)
 	done()
@@ -69,10 +69,10 @@ func Restart(ctx context.Context, env Env, o RestartOptions) (RestartResult, err
 	}
 	rec.Ended, rec.Result = time.Now().UTC(), res
 	rec.Phases = []record.Phase{{Name: "restart " + o.Component, Start: rec.Started, End: rec.Ended}}
-	dir, werr := record.WriteRecord(env.ResultsDir, rec)
-	out := RestartResult{Run: Run{ID: rec.ID, Kind: rec.Kind, Dir: dir, Outcome: rec.Outcome}, Restart: res}
+	run, werr := s.write(rec)
+	out := RestartResult{Run: run, Restart: res}
 	if werr != nil {
-		return out, fmt.Errorf("writing the run record: %w", werr)
+		return out, werr
 	}
 	return out, err
 }

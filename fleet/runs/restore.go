@@ -3,10 +3,8 @@ package runs
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
-	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/state"
 )
 
@@ -61,18 +59,17 @@ func Restore(ctx context.Context, env Env, o RestoreOptions) (RestoreResult, err
 	if err != nil {
 		return RestoreResult{}, err
 	}
+	s, err := recorder(env)
+	if err != nil {
+		return RestoreResult{}, err
+	}
 	rec, rerr := state.Restore(ctx, env.Target.Name, env.ResultsDir, o.State, tools, env.reporter().Report)
 	if rec.Kind == "" {
 		return RestoreResult{}, rerr
 	}
 	res, _ := rec.Result.(state.RestoreResult)
 	params, _ := rec.Params.(map[string]string)
-	out := RestoreResult{Run: Run{Kind: rec.Kind, Outcome: rec.Outcome}, Cluster: rec.Cluster, State: params["state"], RestoreResult: res,
-		DurationSeconds: rec.Ended.Sub(rec.Started).Seconds()}
-	dir, err := record.WriteRecord(env.ResultsDir, rec)
-	if err != nil {
-		return out, joinErr(rerr, fmt.Errorf("writing the run record: %w", err))
-	}
-	out.ID, out.Dir = filepath.Base(dir), dir
-	return out, rerr
+	out := RestoreResult{Cluster: rec.Cluster, State: params["state"], RestoreResult: res, DurationSeconds: rec.Ended.Sub(rec.Started).Seconds()}
+	out.Run, err = s.write(rec)
+	return out, joinErr(rerr, err)
 }

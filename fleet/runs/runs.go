@@ -131,6 +131,19 @@ type session struct {
 // open opens env's cluster: a GhostFleet fleet must be up; an attached
 // cluster is taken as it is.
 func open(env Env) (session, error) {
+	s, err := recorder(env)
+	if err != nil {
+		return s, err
+	}
+	s.clients, err = workload.NewClients(env.Target)
+	return s, err
+}
+
+// recorder reads what a run's record is completed with (the fleet's
+// profile and its settings, the machine at the start) without the
+// cluster's clients, for runs that must not need the apiserver (restart,
+// etcd recover, save, restore) and for open.
+func recorder(env Env) (session, error) {
 	s := session{env: env, prometheusURL: env.PrometheusURL}
 	if err := record.CheckRoot(env.ResultsDir); err != nil {
 		return s, err // before the cluster: a run that cannot be recorded does not start
@@ -149,11 +162,6 @@ func open(env Env) (session, error) {
 		if !st.PrometheusPending { // none answers yet: the run goes without, as on a fleet with none
 			s.prometheusURL = st.PrometheusURL()
 		}
-	}
-	var err error
-	s.clients, err = workload.NewClients(env.Target)
-	if err != nil {
-		return s, err
 	}
 	if h, err := fleet.ReadHost(); err != nil {
 		env.warn("the run's record will not hold the machine's speed and CPU time: %v", err)
@@ -198,17 +206,24 @@ func (s session) complete(rec *record.Record) {
 	if rec.Ended.IsZero() {
 		rec.Ended = time.Now().UTC()
 	}
-	if s.host != nil {
-		if h, err := s.host.Since(); err != nil {
-			rec.Warnings = append(rec.Warnings, "the machine's speed and CPU time at the run's end could not be read: "+err.Error())
-		} else {
-			rec.Host = &h
-		}
-	}
+	endHost(rec, s.host)
 	rec.Warnings = append(rec.Warnings, etcdWarnings(rec.Result)...)
 	if s.prometheusPending {
 		rec.Warnings = append(rec.Warnings, "the fleet's Prometheus was not built yet when the run began: "+
 			"if the console was building it, the compiler shared the machine's cores with the control plane (run `ghostfleet up` first to measure)")
+	}
+}
+
+// endHost sets rec's Host: the machine from h (read at the run's start)
+// to now; a warning in rec when it cannot be read, nothing when h is nil.
+func endHost(rec *record.Record, h *fleet.HostStart) {
+	if h == nil {
+		return
+	}
+	if end, err := h.Since(); err != nil {
+		rec.Warnings = append(rec.Warnings, "the machine's speed and CPU time at the run's end could not be read: "+err.Error())
+	} else {
+		rec.Host = &end
 	}
 }
 

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
 	"github.com/ghostfleet/ghostfleet/fleet/binaries"
@@ -118,10 +119,15 @@ func Save(ctx context.Context, env Env, o SaveOptions) (SaveResult, error) {
 	if err != nil {
 		return SaveResult{}, err
 	}
-	rec, dir, err := state.Save(ctx, env.Target.Name, env.ResultsDir, o.Name, tools, env.reporter().Report)
+	s, err := recorder(env)
+	if err != nil {
+		return SaveResult{}, err
+	}
+	rec, dir, err := state.Save(ctx, env.Target.Name, env.ResultsDir, o.Name, tools, s.complete, env.reporter().Report)
 	if err != nil {
 		return SaveResult{}, err
 	}
 	res, _ := rec.Result.(state.Result)
-	return SaveResult{Run: Run{ID: rec.ID, Kind: rec.Kind, Dir: dir, Outcome: rec.Outcome}, Cluster: rec.Cluster, Name: o.Name, Result: res}, nil
+	run := Run{ID: rec.ID, Kind: rec.Kind, Dir: dir, Outcome: rec.Outcome, Warning: strings.Join(rec.Warnings, "; ")}
+	return SaveResult{Run: run, Cluster: rec.Cluster, Name: o.Name, Result: res}, nil
 }

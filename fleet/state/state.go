@@ -77,9 +77,10 @@ func Tools(ctx context.Context, r *binaries.Resolver, st fleet.State, restore bo
 }
 
 // Save writes the fleet's etcd into a new run folder <root>/state-<time>/
-// with its record (kind "state", the node and pod counts) and returns the
+// with its record (kind "state", the node and pod counts), which complete
+// (when not nil) fills in further before it is written, and returns the
 // record and the folder. Nothing is left behind when it fails.
-func Save(ctx context.Context, name, root, stateName string, tools fleet.SnapshotTools, report progress.Func) (record.Record, string, error) {
+func Save(ctx context.Context, name, root, stateName string, tools fleet.SnapshotTools, complete func(*record.Record), report progress.Func) (record.Record, string, error) {
 	if err := ValidateName(stateName); err != nil {
 		return record.Record{}, "", err
 	}
@@ -131,6 +132,9 @@ func Save(ctx context.Context, name, root, stateName string, tools fleet.Snapsho
 	rec := record.Record{ID: filepath.Base(dir), Kind: Kind, Cluster: name, Profile: st.Profile, Started: started, Ended: time.Now().UTC(),
 		Outcome: "completed", Params: Params{Name: stateName},
 		Result: Result{Counts: counts, Snapshot: File, Bytes: size, ClusterCreated: st.Created, Versions: st.Versions}}
+	if complete != nil {
+		complete(&rec)
+	}
 	if err := record.WriteJSON(dir, "run.json", rec); err != nil {
 		_ = os.RemoveAll(dir)
 		return record.Record{}, "", err

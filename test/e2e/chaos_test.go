@@ -5,11 +5,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 )
 
@@ -24,8 +26,11 @@ func chaosRestartPrometheus(t *testing.T, ctx context.Context, name, resultsDir 
 		t.Fatalf("restart prometheus: exit %d: %s", r.code, r.errOut)
 	}
 	if res.WasRunning || res.Outcome != runs.Completed || res.Dir == "" {
-		t.Errorf("restart of a stopped Prometheus: %+v", res)
+		t.Fatalf("restart of a stopped Prometheus: %+v", res)
 	}
+	var rec record.Record
+	readFile(t, filepath.Join(res.Dir, "run.json"), &rec)
+	wantSettingsAndHost(t, "restart", rec)
 	st := running(t, ctx, name)
 	if !st["prometheus"] {
 		t.Errorf("prometheus not running after the restart: %v", st)

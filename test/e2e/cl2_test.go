@@ -78,9 +78,7 @@ func TestCL2(t *testing.T) {
 		}
 		// As every run through the run API: the profile's settings and the
 		// machine it ran on.
-		if rec.ProfileSettings == "" || rec.Host == nil || rec.Host.CPUs < 1 || rec.Host.ProbeEnd.Cache.CPUMsMin <= 0 {
-			t.Errorf("record: profile settings %q, host %+v; want both", rec.ProfileSettings, rec.Host)
-		}
+		wantSettingsAndHost(t, "cl2", rec)
 		if len(res.PodStartupLatency) != 1 || res.PodStartupLatency[0].P99 <= 0 || len(res.SchedulingThroughput) != 1 || !res.JUnit.Passed() {
 			t.Errorf("artifacts: %+v", res)
 		}

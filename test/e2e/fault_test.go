@@ -140,6 +140,7 @@ func TestFaults(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("save: %s", r.errOut)
 	}
+	wantSettingsAndHost(t, "save", onlyRecord(t, resultsDir, "state-*"))
 	saved, err := fleet.CountObjects(ctx, cs)
 	if err != nil || saved.Nodes != 50 || saved.Pods != 0 {
 		t.Fatalf("counts at save %+v, %v", saved, err)

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ghostfleet/ghostfleet/fleet"
+	"github.com/ghostfleet/ghostfleet/fleet/record"
 	"github.com/ghostfleet/ghostfleet/fleet/runs"
 	"github.com/ghostfleet/ghostfleet/fleet/workload"
 )
@@ -350,10 +351,23 @@ func TestGangAndAB(t *testing.T) {
 		if res.Worse() || len(res.Metrics) == 0 {
 			t.Errorf("verdict %s, %d metrics: want B not worse than A", res.Verdict, len(res.Metrics))
 		}
-		for _, f := range []string{"run.json", "report.html"} {
-			if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
-				t.Errorf("ab folder: %v", err)
-			}
+		var rec record.Record
+		readFile(t, filepath.Join(res.Dir, "run.json"), &rec)
+		if !strings.Contains(rec.ProfileSettings, " vs ") {
+			t.Errorf("ab's profile settings %q; want both sides'", rec.ProfileSettings)
+		}
+		wantSettingsAndHost(t, "ab", rec)
+		restores, _ := filepath.Glob(filepath.Join(results, "restore-*", "run.json"))
+		if len(restores) != 2 {
+			t.Errorf("ab's restore records %v; want one per side", restores)
+		}
+		for _, path := range restores {
+			var rec record.Record
+			readFile(t, path, &rec)
+			wantSettingsAndHost(t, "ab's restore", rec)
+		}
+		if _, err := os.Stat(filepath.Join(res.Dir, "report.html")); err != nil {
+			t.Errorf("ab folder: %v", err)
 		}
 		if fleet.Exists(ctx, gangABFleet) {
 			t.Errorf("ab left its fleet %s", gangABFleet)

@@ -170,6 +170,7 @@ func TestEtcdQuota(t *testing.T) {
 		if rec.Kind != runs.KindEtcdRecover || rec.Outcome != runs.Completed {
 			t.Errorf("record kind %q outcome %q", rec.Kind, rec.Outcome)
 		}
+		wantSettingsAndHost(t, "etcd recover", rec)
 		if _, err := cs.CoreV1().ConfigMaps(fillNamespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{}); err != nil {
 			t.Errorf("a write after the recovery: %v", err)
 		}

@@ -396,6 +396,16 @@ func readFile(t *testing.T, path string, v any) {
 	}
 }
 
+// wantSettingsAndHost checks that rec, a run of what on GhostFleet's own
+// fleet, holds what every run's record does: the profile's settings and
+// the machine it ran on, probed at both ends.
+func wantSettingsAndHost(t *testing.T, what string, rec record.Record) {
+	t.Helper()
+	if rec.ProfileSettings == "" || rec.Host == nil || rec.Host.CPUs < 1 || rec.Host.ProbeStart.Cache.CPUMsMin <= 0 || rec.Host.ProbeEnd.Cache.CPUMsMin <= 0 {
+		t.Errorf("%s's record: profile settings %q, host %+v; want both", what, rec.ProfileSettings, rec.Host)
+	}
+}
+
 func onlyRecord(t *testing.T, dir, pattern string) record.Record {
 	t.Helper()
 	matches, _ := filepath.Glob(filepath.Join(dir, pattern, "run.json"))
