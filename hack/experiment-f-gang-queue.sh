@@ -23,7 +23,11 @@
 #     creates the Jobs suspended instead, no pod until admission
 #     unsuspends one (`--admit-by suspend`); a trailing rR (R ≤ N, with
 #     RELEASE=1) frees R jobs' nodes at once instead of one: R − 1 jobs'
-#     worth of the FILL pods are held pods instead (below);
+#     worth of the FILL pods are held pods instead (below); a trailing pP
+#     after it makes the arm's jobs P workers each instead of NODES − FILL,
+#     and its FILL NODES − P (so that arms of one sitting free the same
+#     nodes to jobs of other sizes: admit8sr8 and admit16sr16p50 with
+#     FILL=900 both free 800);
 #   pendingN: the same pods, then N plain pods of 9 GPUs each, more than
 #     any node has, so never schedulable (`load N 9 --allow-unschedulable`,
 #     which ends once all are unschedulable), then the same stream: as
@@ -53,6 +57,7 @@
 #   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3w1 admit3w8" hack/experiment-f-gang-queue.sh 5
 #   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3w8 admit3s" hack/experiment-f-gang-queue.sh
 #   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit3s admit3sr3" hack/experiment-f-gang-queue.sh
+#   FILL=900 STREAM=100 WAIT=30 RELEASE=1 ARMS="admit8sr8 admit16sr16p50" hack/experiment-f-gang-queue.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -67,16 +72,21 @@ release=${RELEASE:-0}
 probe_beside=${PROBE_BESIDE:-0}
 probe_pid=
 read -ra arms <<<"${ARMS:-control gang}"
-allowed="(allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, each admitN… with a trailing rR for R ≤ N jobs released at once, pendingN with N ≥ 1 pods)"
+allowed="(allowed: control, gang, gangN or admit, admitN, admitNwK, admitNs with N ≥ 1 jobs and 1 ≤ K ≤ 64 gate removals at once, each admitN… with a trailing rR for R ≤ N jobs released at once and then pP for P < NODES workers per job, pendingN with N ≥ 1 pods)"
 [ ${#arms[@]} -gt 0 ] || { echo "ARMS: no arm named $allowed" >&2; exit 2; }
 [ "$probe_beside" != 1 ] || [ "$release" = 1 ] || { echo "PROBE_BESIDE=1 probes beside a train run in the background, which needs RELEASE=1 (RELEASE=$release)" >&2; exit 2; }
 for a in "${arms[@]}"; do
-	[[ $a =~ ^(control|gang|admit|(gang|pending)[1-9][0-9]*|admit([1-9][0-9]*)(w([1-9]|[1-5][0-9]|6[0-4])|s)?(r([1-9][0-9]*))?)$ ]] || { echo "ARMS: unknown arm \"$a\" $allowed" >&2; exit 2; }
-	r=${BASH_REMATCH[7]}
+	[[ $a =~ ^(control|gang|admit|(gang|pending)[1-9][0-9]*|admit([1-9][0-9]*)(w([1-9]|[1-5][0-9]|6[0-4])|s)?(r([1-9][0-9]*)(p([1-9][0-9]*))?)?)$ ]] || { echo "ARMS: unknown arm \"$a\" $allowed" >&2; exit 2; }
+	r=${BASH_REMATCH[7]} p=${BASH_REMATCH[9]}
+	armgang=$gang armfill=$fill
+	if [ -n "$p" ]; then
+		[ "$p" -lt "$nodes" ] || { echo "ARMS: arm \"$a\" has jobs of $p workers: P must be under the fleet's $nodes nodes" >&2; exit 2; }
+		armgang=$p armfill=$((nodes - p))
+	fi
 	if [ -n "$r" ]; then
 		[ "$r" -le "${BASH_REMATCH[3]}" ] || { echo "ARMS: arm \"$a\" releases $r jobs of its ${BASH_REMATCH[3]}: R must be at most N" >&2; exit 2; }
 		[ "$release" = 1 ] || { echo "ARMS: arm \"$a\" releases jobs, which needs RELEASE=1 (RELEASE=$release)" >&2; exit 2; }
-		[ $(((r - 1) * gang)) -le "$fill" ] || { echo "ARMS: arm \"$a\" needs $(((r - 1) * gang)) of FILL=$fill's nodes held to release $r jobs of $gang nodes: FILL must be at least that" >&2; exit 2; }
+		[ $(((r - 1) * armgang)) -le "$armfill" ] || { echo "ARMS: arm \"$a\" needs $(((r - 1) * armgang)) of its $armfill filled nodes held to release $r jobs of $armgang nodes: FILL (or NODES − P) must be at least that" >&2; exit 2; }
 	fi
 done
 . hack/lib.sh
@@ -119,10 +129,14 @@ await() {
 	exit 1
 }
 
-# arm control|gang|gangN|admit|admitN|admitNwK|admitNs[rR]|pendingN: one
-# arm, from an unloaded fleet back to one.
+# arm control|gang|gangN|admit|admitN|admitNwK|admitNs[rR[pP]]|pendingN:
+# one arm, from an unloaded fleet back to one.
 arm() {
-	local rel=1 a=$1
+	local rel=1 a=$1 gang=$gang fill=$fill
+	if [[ $a =~ ^(admit.*r[0-9]+)p([0-9]+)$ ]]; then
+		a=${BASH_REMATCH[1]} gang=${BASH_REMATCH[2]}
+		fill=$((nodes - gang))
+	fi
 	if [[ $a =~ ^admit.*r([0-9]+)$ ]]; then
 		rel=${BASH_REMATCH[1]}
 		a=${a%r*}
