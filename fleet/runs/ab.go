@@ -185,12 +185,7 @@ func AB(ctx context.Context, env Env, o ABOptions) (ABResult, error) {
 	if err != nil {
 		return ABResult{}, err
 	}
-	var host *fleet.HostStart
-	if h, err := fleet.ReadHost(); err != nil {
-		env.warn("the A/B's record will not hold the machine's speed and CPU time: %v", err)
-	} else {
-		host = &h
-	}
+	host := startHost(env, "the A/B's record")
 	started := time.Now().UTC()
 	out := ABResult{State: saved.ID, Workload: o.Workload, Threshold: o.Threshold}
 	sides := []*ABSide{&out.A, &out.B}
@@ -268,7 +263,7 @@ func abSide(ctx context.Context, env Env, o ABOptions, s abRun) (side ABSide, er
 		return side, err
 	}
 	if _, err := rs.write(rec); err != nil {
-		return side, err
+		return side, fmt.Errorf("%s: the restore's record: %w", s.label, err)
 	}
 	if ctx.Err() != nil {
 		return side, fmt.Errorf("%s: interrupted after the restore: %w", s.label, ctx.Err())

@@ -75,7 +75,7 @@ func EtcdRecover(ctx context.Context, env Env, _ EtcdRecoverOptions) (EtcdRecove
 	if env.Target.Attached() {
 		return EtcdRecoverResult{}, fmt.Errorf("etcd recover works on GhostFleet's own fleet's etcd; an attached cluster's etcd is its operators' (etcdctl defrag, alarm disarm)")
 	}
-	s, err := recorder(env) // not open(): etcd's alarm may keep the apiserver from answering
+	s, err := recorder(env) // a recovery needs no cluster clients
 	if err != nil {
 		return EtcdRecoverResult{}, err
 	}

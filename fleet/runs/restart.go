@@ -55,7 +55,9 @@ func Restart(ctx context.Context, env Env, o RestartOptions) (RestartResult, err
 	if env.Target.Attached() {
 		return RestartResult{}, fmt.Errorf("restart manages GhostFleet's own fleet's processes, not an attached cluster's")
 	}
-	// Not open(): the apiserver may be the component that is down.
+	// recorder, not open(): a restart needs no cluster clients (the
+	// apiserver may be the component that is down). Like every run it
+	// does not start when it could not be recorded.
 	s, err := recorder(env)
 	if err != nil {
 		return RestartResult{}, err

@@ -108,7 +108,8 @@ type Result interface {
 // Header returns the run; embedding Run makes a result a Result's half.
 func (r Run) Header() Run { return r }
 
-// session is an opened fleet: its clients, profile and Prometheus.
+// session is an opened fleet: its clients (none from recorder), profile
+// and Prometheus, and the machine at the run's start.
 type session struct {
 	env     Env
 	clients workload.Clients
@@ -163,12 +164,19 @@ func recorder(env Env) (session, error) {
 			s.prometheusURL = st.PrometheusURL()
 		}
 	}
-	if h, err := fleet.ReadHost(); err != nil {
-		env.warn("the run's record will not hold the machine's speed and CPU time: %v", err)
-	} else {
-		s.host = &h
-	}
+	s.host = startHost(env, "the run's record")
 	return s, nil
+}
+
+// startHost reads the machine at a run's start for its record (what, in
+// the warning when it cannot be read: then nil).
+func startHost(env Env, what string) *fleet.HostStart {
+	h, err := fleet.ReadHost()
+	if err != nil {
+		env.warn("%s will not hold the machine's speed and CPU time: %v", what, err)
+		return nil
+	}
+	return &h
 }
 
 // openWorkload opens the cluster for a workload and returns what it

@@ -70,6 +70,9 @@ func chaosKillAPIServer(t *testing.T, ctx context.Context, name, resultsDir stri
 	if r.code != 0 || json.Unmarshal([]byte(r.out), &restart) != nil || restart.WasRunning {
 		t.Fatalf("restart kube-apiserver: exit %d, %+v: %s", r.code, restart, r.errOut)
 	}
+	var rec record.Record
+	readFile(t, filepath.Join(restart.Dir, "run.json"), &rec)
+	wantSettingsAndHost(t, "restart of a killed kube-apiserver", rec)
 	t.Logf("kube-apiserver answered again %.1fs after SIGKILL (restart %.1fs)", time.Since(killed).Seconds(), restart.Seconds)
 	back := int(time.Since(churnStart).Seconds())
 	c := <-done

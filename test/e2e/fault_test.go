@@ -391,6 +391,7 @@ func TestFaults(t *testing.T) {
 		if r := ghostfleet(t, ctx, "restore", "clean-fleet", "--name", faultCluster, "--results-dir", resultsDir); r.code != 0 {
 			t.Fatalf("restore: %s", r.errOut)
 		}
+		wantSettingsAndHost(t, "restore", onlyRecord(t, resultsDir, "restore-*"))
 		got, err := fleet.CountObjects(ctx, cs)
 		if err != nil || got.Nodes != saved.Nodes || got.Pods != saved.Pods || got.Namespaces != saved.Namespaces {
 			t.Errorf("after restore %+v (%v), saved %+v", got, err, saved)

@@ -353,7 +353,7 @@ func TestGangAndAB(t *testing.T) {
 		}
 		var rec record.Record
 		readFile(t, filepath.Join(res.Dir, "run.json"), &rec)
-		if !strings.Contains(rec.ProfileSettings, " vs ") {
+		if a, b, ok := strings.Cut(rec.ProfileSettings, " vs "); !ok || a == "" || b == "" {
 			t.Errorf("ab's profile settings %q; want both sides'", rec.ProfileSettings)
 		}
 		wantSettingsAndHost(t, "ab", rec)
@@ -361,10 +361,15 @@ func TestGangAndAB(t *testing.T) {
 		if len(restores) != 2 {
 			t.Errorf("ab's restore records %v; want one per side", restores)
 		}
+		profiles := map[string]bool{}
 		for _, path := range restores {
 			var rec record.Record
 			readFile(t, path, &rec)
 			wantSettingsAndHost(t, "ab's restore", rec)
+			profiles[rec.Profile] = true
+		}
+		if !profiles["default"] || !profiles["gang"] {
+			t.Errorf("ab's restores ran under %v; want one under each side's profile, default and gang", profiles)
 		}
 		if _, err := os.Stat(filepath.Join(res.Dir, "report.html")); err != nil {
 			t.Errorf("ab folder: %v", err)
