@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,13 +113,17 @@ type auditRequest struct {
 // run's pods and Jobs (not their subresources, but for pods' bindings,
 // keyed as resource "pods/binding"), by object, in the log's order; the
 // requests of each phase in the whole fleet counted by who asked what
-// ("job-controller create pods") and their times; and how many lines
-// were not events.
+// ("job-controller create pods"), their times, and the failed ones by
+// who asked what and the answer ("kwok-controller patch pods/status
+// 409"); every pod's status writes in the phases, by who sent them; and
+// how many lines were not events.
 type auditLog struct {
-	requests map[auditKey][]auditRequest
-	counts   map[string]map[string]int
-	times    map[string]map[string]AuditedTimes
-	skipped  int
+	requests     map[auditKey][]auditRequest
+	counts       map[string]map[string]int
+	times        map[string]map[string]AuditedTimes
+	failures     map[string]map[string]int
+	statusWrites map[statusWriter]int
+	skipped      int
 	// scheduler is when the apiserver received each request of the
 	// scheduler's own client (schedulerClient), in or out of the phases.
 	scheduler []time.Time
@@ -219,10 +224,11 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return auditLog{}, fmt.Errorf("%s: %w", path, err)
 	}
-	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}, times: map[string]map[string]AuditedTimes{}}
+	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}, times: map[string]map[string]AuditedTimes{}, failures: map[string]map[string]int{}, statusWrites: map[statusWriter]int{}}
 	for _, ph := range phases {
 		out.counts[ph.Name] = map[string]int{}
 		out.times[ph.Name] = map[string]AuditedTimes{}
+		out.failures[ph.Name] = map[string]int{}
 	}
 	r := bufio.NewReaderSize(f, 1<<20)
 	for {
@@ -262,13 +268,28 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 		t := out.times[name][key]
 		t.add(received, ev.StageTimestamp.Time, ev.Annotations)
 		out.times[name][key] = t
+		ok := ev.Stage == auditv1.StageResponseComplete && (ev.ResponseStatus == nil || ev.ResponseStatus.Code < 300)
+		if !ok {
+			out.failures[name][key+" "+answer(ev)]++
+		}
+		if o := ev.ObjectRef; o != nil && resource == statusResource && (ev.Verb == "patch" || ev.Verb == "update") {
+			out.statusWrites[statusWriter{by, o.Namespace, o.Name}]++
+		}
 		if o := ev.ObjectRef; o == nil || o.Namespace != namespace || resource != "pods" && resource != "jobs" && resource != bindingResource {
 			continue
 		}
-		ok := ev.Stage == auditv1.StageResponseComplete && (ev.ResponseStatus == nil || ev.ResponseStatus.Code < 300)
 		k := auditKey{resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name}
 		out.requests[k] = append(out.requests[k], auditRequest{received: received, answered: ev.StageTimestamp.Time, by: by, verb: ev.Verb, ok: ok})
 	}
+}
+
+// answer is how the apiserver answered a failed request: its code
+// ("409"), or "panic" for a handler that panicked.
+func answer(ev auditv1.Event) string {
+	if ev.Stage == auditv1.StagePanic || ev.ResponseStatus == nil {
+		return "panic"
+	}
+	return strconv.Itoa(int(ev.ResponseStatus.Code))
 }
 
 // clientName is who a user agent names: the name a client appends to its
@@ -417,8 +438,12 @@ type bindSpan struct {
 	pods        []string
 }
 
-// bindingResource keys pods' bindings among an auditLog's requests.
-const bindingResource = "pods/binding"
+// bindingResource keys pods' bindings among an auditLog's requests;
+// statusResource is a pod's status, as an audit event names it.
+const (
+	bindingResource = "pods/binding"
+	statusResource  = "pods/status"
+)
 
 // recordAudit reads the audit log at path, from offset, over the run's
 // phases: the requests of each phase by who asked what, the scheduler's
@@ -430,7 +455,8 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 	if err != nil {
 		return 0, err
 	}
-	res.AuditedRequests, res.AuditedTimes = l.counts, l.times
+	res.AuditedRequests, res.AuditedTimes, res.AuditedFailures = l.counts, l.times, l.failures
+	res.PodStatusWrites = podsByWrites(l.statusWrites)
 	if scheduler.QPS > 0 && scheduler.Burst > 0 {
 		res.SchedulerTokens = drawTokens(l.scheduler, scheduler, phases)
 	}
@@ -482,4 +508,27 @@ func splitBinds(a *AdmissionResult, spans []bindSpan, namespace string, requests
 	if len(toFirst) > 0 {
 		a.ToFirstBind, a.Binds, a.BindsSeen = new(Summarise(toFirst)), new(Summarise(binds)), new(Summarise(seen))
 	}
+}
+
+// statusWriter is one client's status writes to one pod.
+type statusWriter struct{ by, namespace, pod string }
+
+// podsByWrites counts the pods by how many status writes each client
+// sent for each: by client, namespace, then the count (see
+// TrainResult.PodStatusWrites); nil when there are none.
+func podsByWrites(writes map[statusWriter]int) map[string]map[string]map[string]int {
+	var out map[string]map[string]map[string]int
+	for w, n := range writes {
+		if out == nil {
+			out = map[string]map[string]map[string]int{}
+		}
+		if out[w.by] == nil {
+			out[w.by] = map[string]map[string]int{}
+		}
+		if out[w.by][w.namespace] == nil {
+			out[w.by][w.namespace] = map[string]int{}
+		}
+		out[w.by][w.namespace][strconv.Itoa(n)]++
+	}
+	return out
 }

@@ -130,6 +130,53 @@ func TestAuditTeardowns(t *testing.T) {
 	if fmt.Sprint(res.AuditedRequests) != fmt.Sprint(want) {
 		t.Errorf("requests by phase %v, want %v", res.AuditedRequests, want)
 	}
+	// A phase without a failure is there, empty: findings read a count
+	// missing from it as none.
+	failures := map[string]map[string]int{"train": {}, "hold": {"generic-garbage-collector delete pods 409": 1}}
+	if fmt.Sprint(res.AuditedFailures) != fmt.Sprint(failures) {
+		t.Errorf("failures by phase %v, want %v", res.AuditedFailures, failures)
+	}
+}
+
+// Failed requests are counted by who asked what and the answer, the
+// pods by how many status writes each client sent for each, failed ones
+// too; a GET of a status is no write, and a request outside the phases
+// is not counted.
+func TestAuditFailuresAndStatusWrites(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	kwok := "kwok/v0.8.0 (linux/amd64)"
+	lines := []string{
+		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 409, at(100), at(110)),
+		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 200, at(200), at(210)),
+		auditLine("ResponseComplete", "patch", "pods/status", "p-2", kwok, 200, at(300), at(310)),
+		auditLine("ResponseComplete", "patch", "pods/status", "p-3", kwok, 200, at(400), at(410)),
+		auditLine("ResponseComplete", "patch", "pods/status", "p-3", kwok, 429, at(500), at(501)),
+		auditLine("Panic", "patch", "pods/status", "p-3", kwok, 0, at(600), at(700)),
+		auditLine("ResponseComplete", "get", "pods/status", "p-2", kwok, 200, at(700), at(701)),
+		auditLine("ResponseComplete", "update", "pods/status", "p-2", "kube-scheduler/v1.36.3 (linux/amd64) kubernetes/abc/scheduler", 200, at(800), at(810)),
+		auditLine("ResponseComplete", "patch", "pods/status", "p-4", kwok, 500, at(5000), at(5010)), // after the run
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	phases := []record.Phase{{Name: "train", Start: at(0), End: at(550)}, {Name: "hold", Start: at(550), End: at(3000)}}
+	var res TrainResult
+	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{}); err != nil {
+		t.Fatal(err)
+	}
+	failures := map[string]map[string]int{
+		"train": {"kwok patch pods/status 409": 1, "kwok patch pods/status 429": 1},
+		"hold":  {"kwok patch pods/status panic": 1},
+	}
+	if fmt.Sprint(res.AuditedFailures) != fmt.Sprint(failures) {
+		t.Errorf("failures %v, want %v", res.AuditedFailures, failures)
+	}
+	writes := map[string]map[string]map[string]int{"kwok": {"ns": {"1": 1, "2": 1, "3": 1}}, "scheduler": {"ns": {"1": 1}}}
+	if fmt.Sprint(res.PodStatusWrites) != fmt.Sprint(writes) {
+		t.Errorf("pods by status writes %v, want %v", res.PodStatusWrites, writes)
+	}
 }
 
 // The apiserver's time on each client's requests is summed by phase,

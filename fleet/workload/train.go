@@ -246,6 +246,19 @@ type TrainResult struct {
 	// AuditedTimes are the apiserver's times on the same requests, by
 	// phase and the same keys.
 	AuditedTimes map[string]map[string]AuditedTimes `json:"auditedTimes,omitempty"`
+	// AuditedFailures count, by phase, those of the same requests the
+	// apiserver answered with an error, by who asked what and the
+	// answer's code ("kwok-controller patch pods/status 409"; "panic"
+	// for a handler that panicked).
+	AuditedFailures map[string]map[string]int `json:"auditedFailures,omitempty"`
+	// PodStatusWrites count the fleet's pods by how many status writes
+	// (PATCHes and PUTs of pods/status, failed ones too) each client
+	// sent for each over the phases: by client, namespace, then the
+	// count ("kwok-controller": {"gf-exp-stream": {"2": 100}}). kwok
+	// writes once as it marks a pod running and once as it marks it
+	// exited; a pod with more was marked again, or its write retried
+	// (see AuditedFailures).
+	PodStatusWrites map[string]map[string]map[string]int `json:"podStatusWrites,omitempty"`
 	// SchedulerTokens are, by phase, how deep the scheduler's own client
 	// drew its token bucket, replayed from the audit log with the
 	// fleet's settings (MeterSources.SchedulerClient); nil without both.

@@ -79,6 +79,14 @@ func TestAuditedTimes(t *testing.T) {
 	}
 }
 
+// byCount lists pods by their number of writes in numeric order, not the
+// keys' text order ("10" after "2").
+func TestByCount(t *testing.T) {
+	if got, want := byCount(map[string]int{"10": 1, "2": 30, "1": 1869}), "1869 with 1, 30 with 2, 1 with 10"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 // longWaits counts the waits of a millisecond or more from each such
 // bucket up; with none that long it says so.
 func TestLongWaits(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -398,13 +399,37 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		if c, ok := r.AuditedRequests[phase]; ok {
 			fmt.Fprintf(w, "  audit log during %s: %s\n", phase, counted(c, 5))
 			fmt.Fprintf(w, "    the apiserver's time on them: %s\n", auditedTimes(c, r.AuditedTimes[phase], 3))
+			if f := r.AuditedFailures[phase]; len(f) > 0 {
+				fmt.Fprintf(w, "    answered with an error: %s\n", counted(f, 5))
+			}
 		}
 		if t := r.SchedulerTokens[phase]; t != nil {
 			fmt.Fprintf(w, "    the scheduler's client drew at most %.0f of its %d tokens (QPS %d), %.1fs into %s, over %d requests\n",
 				t.Drawn, t.Burst, t.QPS, t.DrawnAt, phase, t.Requests)
 		}
 	}
+	for _, by := range slices.Sorted(maps.Keys(r.PodStatusWrites)) {
+		for _, ns := range slices.Sorted(maps.Keys(r.PodStatusWrites[by])) {
+			fmt.Fprintf(w, "  pods in %s by %s's status writes to each: %s\n", ns, by, byCount(r.PodStatusWrites[by][ns]))
+		}
+	}
 	printRequests(w, r.Requests)
+}
+
+// byCount lists pods by how many writes each had, fewest first: "1890
+// with 1, 10 with 2".
+func byCount(pods map[string]int) string {
+	counts := slices.Collect(maps.Keys(pods))
+	slices.SortFunc(counts, func(a, b string) int {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return cmp.Compare(x, y)
+	})
+	parts := make([]string, 0, len(counts))
+	for _, n := range counts {
+		parts = append(parts, fmt.Sprintf("%d with %s", pods[n], n))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // secondsByProcess lists seconds by process, the most first:
