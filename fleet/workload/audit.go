@@ -122,7 +122,7 @@ type auditLog struct {
 	counts       map[string]map[string]int
 	times        map[string]map[string]AuditedTimes
 	failures     map[string]map[string]int
-	statusWrites map[statusWriter]int
+	statusWrites map[statusWriter][]statusWrite
 	skipped      int
 	// scheduler is when the apiserver received each request of the
 	// scheduler's own client (schedulerClient), in or out of the phases.
@@ -224,7 +224,7 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return auditLog{}, fmt.Errorf("%s: %w", path, err)
 	}
-	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}, times: map[string]map[string]AuditedTimes{}, failures: map[string]map[string]int{}, statusWrites: map[statusWriter]int{}}
+	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}, times: map[string]map[string]AuditedTimes{}, failures: map[string]map[string]int{}, statusWrites: map[statusWriter][]statusWrite{}}
 	for _, ph := range phases {
 		out.counts[ph.Name] = map[string]int{}
 		out.times[ph.Name] = map[string]AuditedTimes{}
@@ -273,7 +273,8 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 			out.failures[name][key+" "+answer(ev)]++
 		}
 		if o := ev.ObjectRef; o != nil && resource == statusResource && (ev.Verb == "patch" || ev.Verb == "update") {
-			out.statusWrites[statusWriter{by, o.Namespace, o.Name}]++
+			w := statusWriter{by, o.Namespace, o.Name}
+			out.statusWrites[w] = append(out.statusWrites[w], statusWrite{received, ok})
 		}
 		if o := ev.ObjectRef; o == nil || o.Namespace != namespace || resource != "pods" && resource != "jobs" && resource != bindingResource {
 			continue
@@ -456,7 +457,7 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 		return 0, err
 	}
 	res.AuditedRequests, res.AuditedTimes, res.AuditedFailures = l.counts, l.times, l.failures
-	res.PodStatusWrites = podsByWrites(l.statusWrites)
+	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites)
 	if scheduler.QPS > 0 && scheduler.Burst > 0 {
 		res.SchedulerTokens = drawTokens(l.scheduler, scheduler, phases)
 	}
@@ -510,15 +511,23 @@ func splitBinds(a *AdmissionResult, spans []bindSpan, namespace string, requests
 	}
 }
 
-// statusWriter is one client's status writes to one pod.
-type statusWriter struct{ by, namespace, pod string }
+// statusWriter is one client's status writes to one pod; statusWrite
+// is one of them: when the apiserver received it, and whether it
+// succeeded.
+type (
+	statusWriter struct{ by, namespace, pod string }
+	statusWrite  struct {
+		received time.Time
+		ok       bool
+	}
+)
 
 // podsByWrites counts the pods by how many status writes each client
 // sent for each: by client, namespace, then the count (see
 // TrainResult.PodStatusWrites); nil when there are none.
-func podsByWrites(writes map[statusWriter]int) map[string]map[string]map[string]int {
+func podsByWrites(writes map[statusWriter][]statusWrite) map[string]map[string]map[string]int {
 	var out map[string]map[string]map[string]int
-	for w, n := range writes {
+	for w, sent := range writes {
 		if out == nil {
 			out = map[string]map[string]map[string]int{}
 		}
@@ -528,7 +537,58 @@ func podsByWrites(writes map[statusWriter]int) map[string]map[string]map[string]
 		if out[w.by][w.namespace] == nil {
 			out[w.by][w.namespace] = map[string]int{}
 		}
-		out[w.by][w.namespace][strconv.Itoa(n)]++
+		out[w.by][w.namespace][strconv.Itoa(len(sent))]++
+	}
+	return out
+}
+
+// StatusRewrites are one client's status writes to pods of one namespace
+// that it had written to before in the phases: Gap, from each such
+// write's previous one to the same pod to it, both as the apiserver
+// received them (seconds), and the shortest (MinGap); and the failed
+// writes of pods written more than once, the first write to a pod or a
+// later one.
+type StatusRewrites struct {
+	Gap         Percentiles `json:"gap"`
+	MinGap      float64     `json:"minGap"`
+	FailedFirst int         `json:"failedFirst"`
+	FailedLater int         `json:"failedLater"`
+}
+
+// rewrites are the StatusRewrites of every client and namespace with a
+// pod written to more than once, by client then namespace; nil when
+// there are none.
+func rewrites(writes map[statusWriter][]statusWrite) map[string]map[string]*StatusRewrites {
+	type group struct{ by, namespace string }
+	gaps := map[group][]time.Duration{}
+	failed := map[group][2]int{}
+	for w, sent := range writes {
+		if len(sent) < 2 {
+			continue
+		}
+		g := group{w.by, w.namespace}
+		sent = slices.Clone(sent)
+		slices.SortFunc(sent, func(a, b statusWrite) int { return a.received.Compare(b.received) })
+		f := failed[g]
+		for i, s := range sent {
+			if i > 0 {
+				gaps[g] = append(gaps[g], s.received.Sub(sent[i-1].received))
+			}
+			if !s.ok {
+				f[min(i, 1)]++
+			}
+		}
+		failed[g] = f
+	}
+	var out map[string]map[string]*StatusRewrites
+	for g, d := range gaps {
+		if out == nil {
+			out = map[string]map[string]*StatusRewrites{}
+		}
+		if out[g.by] == nil {
+			out[g.by] = map[string]*StatusRewrites{}
+		}
+		out[g.by][g.namespace] = &StatusRewrites{Gap: Summarise(d), MinGap: slices.Min(d).Seconds(), FailedFirst: failed[g][0], FailedLater: failed[g][1]}
 	}
 	return out
 }

@@ -152,7 +152,7 @@ func TestAuditFailuresAndStatusWrites(t *testing.T) {
 		auditLine("ResponseComplete", "patch", "pods/status", "p-2", kwok, 200, at(300), at(310)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-3", kwok, 200, at(400), at(410)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-3", kwok, 429, at(500), at(501)),
-		auditLine("Panic", "patch", "pods/status", "p-3", kwok, 0, at(600), at(700)),
+		auditLine("Panic", "patch", "pods/status", "p-3", kwok, 0, at(700), at(800)),
 		auditLine("ResponseComplete", "get", "pods/status", "p-2", kwok, 200, at(700), at(701)),
 		auditLine("ResponseComplete", "update", "pods/status", "p-2", "kube-scheduler/v1.36.3 (linux/amd64) kubernetes/abc/scheduler", 200, at(800), at(810)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-4", kwok, 500, at(5000), at(5010)), // after the run
@@ -176,6 +176,17 @@ func TestAuditFailuresAndStatusWrites(t *testing.T) {
 	writes := map[string]map[string]map[string]int{"kwok": {"ns": {"1": 1, "2": 1, "3": 1}}, "scheduler": {"ns": {"1": 1}}}
 	if fmt.Sprint(res.PodStatusWrites) != fmt.Sprint(writes) {
 		t.Errorf("pods by status writes %v, want %v", res.PodStatusWrites, writes)
+	}
+	// p-1's second write came 100 ms after its failed first; p-3's 100
+	// and 200 ms after the one before, the second and third failing.
+	// p-2's one write is no rewrite, nor is the scheduler's.
+	re := res.StatusRewrites["kwok"]["ns"]
+	if len(res.StatusRewrites) != 1 || len(res.StatusRewrites["kwok"]) != 1 || re == nil {
+		t.Fatalf("rewrites %v; want kwok's in ns only", res.StatusRewrites)
+	}
+	want := StatusRewrites{Gap: Percentiles{Count: 3, P50: 0.1, P90: 0.2, P99: 0.2, Max: 0.2}, MinGap: 0.1, FailedFirst: 1, FailedLater: 2}
+	if *re != want {
+		t.Errorf("kwok's rewrites %+v, want %+v", *re, want)
 	}
 }
 

@@ -259,6 +259,10 @@ type TrainResult struct {
 	// exited; a pod with more was marked again, or its write retried
 	// (see AuditedFailures).
 	PodStatusWrites map[string]map[string]map[string]int `json:"podStatusWrites,omitempty"`
+	// StatusRewrites are, by client and namespace, the status writes to
+	// pods the client had written to before: how long after the
+	// previous one, and whether the first or a later write failed.
+	StatusRewrites map[string]map[string]*StatusRewrites `json:"statusRewrites,omitempty"`
 	// SchedulerTokens are, by phase, how deep the scheduler's own client
 	// drew its token bucket, replayed from the audit log with the
 	// fleet's settings (MeterSources.SchedulerClient); nil without both.

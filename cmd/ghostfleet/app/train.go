@@ -411,6 +411,10 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 	for _, by := range slices.Sorted(maps.Keys(r.PodStatusWrites)) {
 		for _, ns := range slices.Sorted(maps.Keys(r.PodStatusWrites[by])) {
 			fmt.Fprintf(w, "  pods in %s by %s's status writes to each: %s\n", ns, by, byCount(r.PodStatusWrites[by][ns]))
+			if re := r.StatusRewrites[by][ns]; re != nil {
+				fmt.Fprintf(w, "    each write after a pod's first came %.2fs after the one before at the median (%.2fs at the least, %.2fs at most); failed: %d first writes, %d later ones\n",
+					re.Gap.P50, re.MinGap, re.Gap.Max, re.FailedFirst, re.FailedLater)
+			}
 		}
 	}
 	printRequests(w, r.Requests)
