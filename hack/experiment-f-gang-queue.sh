@@ -142,6 +142,7 @@ arm() {
 		a=${a%r*}
 	fi
 	local armfill=$((fill - (rel - 1) * gang)) held=$(((rel - 1) * gang + 1))
+	local started= rundir=
 	if [ "$armfill" -gt 0 ]; then
 		echo "== $1: $armfill 8-GPU pods take as many nodes"
 		"$bin" --name "$name" load "$armfill" 8 --namespace gf-exp-fill
@@ -174,6 +175,7 @@ arm() {
 		local train=("$bin" --name "$name" train --jobs "$jobs" --pods-per-job "$gang" --gpus-per-pod 8 --gang on --admission "$admission" "${by[@]}" --stall 0)
 		if [ "$release" = 1 ]; then
 			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission${by:+ ${by[*]}}, train in the background until $rel of them run"
+			started=$(date -u +%Y-%m-%dT%H:%M:%S)
 			"${train[@]}" --timeout 3600s >"$trainlog" 2>&1 &
 			train_pid=$!
 			if [ "$probe_beside" = 1 ]; then
@@ -235,6 +237,12 @@ arm() {
 		wait "$train_pid" || true
 		train_pid=
 		cat "$trainlog"
+		# kwok's errors from the train's start on, kept beside its record
+		# (the fleet and its logs are removed at the end): why a pod
+		# status write failed, which the audit log does not say.
+		rundir=$(sed -n 's/^run record: //p' "$trainlog" | tail -1)
+		[ ! -d "$rundir" ] || awk -v from="$started" 'index($0, "\"level\":\"ERROR\"") && match($0, /"time":"[^"]*"/) && substr($0, RSTART + 8, RLENGTH - 9) >= from' \
+			"$HOME/.kwok/clusters/$name/logs/kwok-controller.log" >"$rundir/kwok-controller-errors.log"
 		grep -q "jobs fully running $rel, partly 0, not at all $((jobs - rel))$" "$trainlog" || {
 			echo "== not exactly $rel job(s) ran whole after the release (see train's output above): stopping"
 			exit 1
