@@ -261,20 +261,46 @@ func (f Families) HistogramTotals(byLabels map[string][]string) (map[string]map[
 		}
 		by := map[string]Tally{}
 		for _, m := range mf.GetMetric() {
-			values := make([]string, 0, len(labels))
-			for _, label := range labels {
-				for _, lp := range m.GetLabel() {
-					if lp.GetName() == label && lp.GetValue() != "" {
-						values = append(values, lp.GetValue())
-					}
-				}
-			}
-			key := strings.Join(values, " ")
+			key := joinedLabels(m, labels)
 			h := m.GetHistogram()
 			t := by[key]
 			by[key] = Tally{Count: t.Count + float64(h.GetSampleCount()), Sum: t.Sum + h.GetSampleSum()}
 		}
 		out[name] = by
+	}
+	return out, nil
+}
+
+// joinedLabels is the values m has of labels, in their order, joined by
+// spaces with the empty ones left out ("PATCH pods status").
+func joinedLabels(m *dto.Metric, labels []string) string {
+	values := make([]string, 0, len(labels))
+	for _, label := range labels {
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == label && lp.GetValue() != "" {
+				values = append(values, lp.GetValue())
+			}
+		}
+	}
+	return strings.Join(values, " ")
+}
+
+// CounterTotals is counter name summed by the values of labels, joined
+// as HistogramTotals joins them, each total as a tally's Count; nil when
+// the scrape lacks it (a labelled counter is not exposed before its
+// first increment), an error when it is not a counter.
+func (f Families) CounterTotals(name string, labels []string) (map[string]Tally, error) {
+	mf, ok := f[name]
+	if !ok {
+		return nil, nil
+	}
+	if mf.GetType() != dto.MetricType_COUNTER {
+		return nil, fmt.Errorf("%s is a %s, not a counter", name, strings.ToLower(mf.GetType().String()))
+	}
+	out := map[string]Tally{}
+	for _, m := range mf.GetMetric() {
+		key := joinedLabels(m, labels)
+		out[key] = Tally{Count: out[key].Count + m.GetCounter().GetValue()}
 	}
 	return out, nil
 }

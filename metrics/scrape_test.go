@@ -184,6 +184,35 @@ workqueue_depth{name="job"} 4
 
 // A histogram's finite buckets are summed over its series by upper
 // bound; one the text lacks is nil, a gauge is an error.
+// CounterTotals sums a counter by its labels' values, the empty ones
+// left out; a counter the scrape lacks is nil, a histogram an error.
+func TestCounterTotals(t *testing.T) {
+	f, err := ParseFamilies([]byte(`# TYPE apiserver_terminated_watchers_total counter
+apiserver_terminated_watchers_total{group="",resource="pods"} 97
+apiserver_terminated_watchers_total{group="coordination.k8s.io",resource="leases"} 17
+apiserver_terminated_watchers_total{group="",resource="nodes",instance="b"} 60
+apiserver_terminated_watchers_total{group="",resource="nodes",instance="a"} 7
+# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{verb="GET",le="+Inf"} 1
+apiserver_request_duration_seconds_sum{verb="GET"} 0.1
+apiserver_request_duration_seconds_count{verb="GET"} 1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.CounterTotals("apiserver_terminated_watchers_total", []string{"resource", "group"})
+	want := map[string]Tally{"pods": {Count: 97}, "leases coordination.k8s.io": {Count: 17}, "nodes": {Count: 67}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, %v; want %v", got, err, want)
+	}
+	if got, err := f.CounterTotals("workqueue_adds_total", nil); got != nil || err != nil {
+		t.Errorf("a counter the scrape lacks: %v, %v; want nil, no error", got, err)
+	}
+	if _, err := f.CounterTotals("apiserver_request_duration_seconds", nil); err == nil || !strings.Contains(err.Error(), "not a counter") {
+		t.Errorf("a histogram read as a counter: %v; want an error", err)
+	}
+}
+
 func TestHistogramBuckets(t *testing.T) {
 	text := []byte(`# TYPE go_sched_latencies_seconds histogram
 go_sched_latencies_seconds_bucket{le="6.399999999999999e-08"} 3

@@ -70,7 +70,10 @@ type ControllerManagerWaits struct {
 //   - GCPauses: its garbage collector's stop-the-world pauses, how many
 //     and at least how long (go_sched_pauses_total_gc_seconds, summed as
 //     Waits' seconds are), from deciding to stop the world to starting
-//     it again.
+//     it again;
+//   - TerminatedWatchers, by resource: the watches it closed because
+//     their client fell behind taking its events
+//     (apiserver_terminated_watchers_total).
 //
 // Entries with no observation in the phase are left out; GoSched and
 // GCPauses are there, zero or not, whenever the apiserver exposes them.
@@ -81,6 +84,10 @@ type APIServerTimes struct {
 	EtcdByOperation map[string]metrics.Tally `json:"etcdByOperation,omitempty"`
 	GoSched         *Waits                   `json:"goSchedLatency,omitempty"`
 	GCPauses        *metrics.Tally           `json:"gcPauses,omitempty"`
+	// TerminatedWatchers are the watches the apiserver closed as their
+	// clients fell behind, by resource ("pods", "leases
+	// coordination.k8s.io"); empty when it closed none.
+	TerminatedWatchers map[string]float64 `json:"terminatedWatchers"`
 }
 
 // etcdOperations are the operations k8s.io/apiserver's etcd3 store times
@@ -207,27 +214,32 @@ const (
 // result; the apiserver's Go runtime's scheduling latencies and garbage
 // collection pauses.
 const (
-	rateLimiterHistogram    = "rest_client_rate_limiter_duration_seconds"
-	queueHistogram          = "workqueue_queue_duration_seconds"
-	workHistogram           = "workqueue_work_duration_seconds"
-	requestHistogram        = "apiserver_request_duration_seconds"
-	apfWaitHistogram        = "apiserver_flowcontrol_request_wait_duration_seconds"
-	etcdHistogram           = "etcd_request_duration_seconds"
-	attemptHistogram        = "scheduler_scheduling_attempt_duration_seconds"
-	groupAttemptHistogram   = "scheduler_podgroup_scheduling_attempt_duration_seconds"
-	groupAlgorithmHistogram = "scheduler_podgroup_scheduling_algorithm_duration_seconds"
-	goSchedHistogram        = "go_sched_latencies_seconds"
-	gcPauseHistogram        = "go_sched_pauses_total_gc_seconds"
-	rpcHistogram            = "grpc_server_handling_seconds"
-	applyHistogram          = "etcd_server_apply_duration_seconds"
-	walFsyncHistogram       = "etcd_disk_wal_fsync_duration_seconds"
-	commitHistogram         = "etcd_disk_backend_commit_duration_seconds"
-	goSchedBuckets          = goSchedHistogram + bucketsSuffix
-	bucketsSuffix           = " buckets" // a histogram's cumulative counts by upper bound, every bound kept
-	cpuSource               = "cpu"
-	runQueueSource          = "runQueue"
-	hostSource              = "host"
-	speedSource             = "speed"
+	rateLimiterHistogram = "rest_client_rate_limiter_duration_seconds"
+	queueHistogram       = "workqueue_queue_duration_seconds"
+	workHistogram        = "workqueue_work_duration_seconds"
+	requestHistogram     = "apiserver_request_duration_seconds"
+	apfWaitHistogram     = "apiserver_flowcontrol_request_wait_duration_seconds"
+	// terminatedWatchersCounter counts the watches the apiserver closed
+	// because their client did not take its events fast enough (its
+	// watch cache's dispatch found the client's buffer full), by
+	// resource: the client watches again, from the last event it had.
+	terminatedWatchersCounter = "apiserver_terminated_watchers_total"
+	etcdHistogram             = "etcd_request_duration_seconds"
+	attemptHistogram          = "scheduler_scheduling_attempt_duration_seconds"
+	groupAttemptHistogram     = "scheduler_podgroup_scheduling_attempt_duration_seconds"
+	groupAlgorithmHistogram   = "scheduler_podgroup_scheduling_algorithm_duration_seconds"
+	goSchedHistogram          = "go_sched_latencies_seconds"
+	gcPauseHistogram          = "go_sched_pauses_total_gc_seconds"
+	rpcHistogram              = "grpc_server_handling_seconds"
+	applyHistogram            = "etcd_server_apply_duration_seconds"
+	walFsyncHistogram         = "etcd_disk_wal_fsync_duration_seconds"
+	commitHistogram           = "etcd_disk_backend_commit_duration_seconds"
+	goSchedBuckets            = goSchedHistogram + bucketsSuffix
+	bucketsSuffix             = " buckets" // a histogram's cumulative counts by upper bound, every bound kept
+	cpuSource                 = "cpu"
+	runQueueSource            = "runQueue"
+	hostSource                = "host"
+	speedSource               = "speed"
 )
 
 // longRunningVerbs are the apiserver's verbs whose requests last as long
@@ -327,6 +339,11 @@ func apiserverReader(e metrics.Endpoint) func(context.Context) (reading, error) 
 		r, err := f.HistogramTotals(map[string][]string{requestHistogram: {"verb", "resource", "subresource"}, apfWaitHistogram: {"priority_level"}, etcdHistogram: {"operation", "resource"}, goSchedHistogram: nil, gcPauseHistogram: nil})
 		if err != nil {
 			return nil, err
+		}
+		if w, err := f.CounterTotals(terminatedWatchersCounter, []string{"resource", "group"}); err != nil {
+			return nil, err
+		} else if w != nil {
+			r[terminatedWatchersCounter] = w
 		}
 		buckets, err := f.HistogramBuckets(goSchedHistogram)
 		if err != nil {
@@ -698,7 +715,11 @@ func (m controlPlaneMeters) record(res *TrainResult) {
 	})
 	res.APIServer = byPhase(m.apiserver, func(r reading) APIServerTimes {
 		etcd := r.of(etcdHistogram)
-		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram), Etcd: etcd, EtcdByOperation: byOperation(etcd), GoSched: r.waits(goSchedHistogram, goSchedBuckets), GCPauses: r.whole(gcPauseHistogram)}
+		watchers := map[string]float64{}
+		for resource, t := range r.of(terminatedWatchersCounter) {
+			watchers[resource] = t.Count
+		}
+		return APIServerTimes{Requests: r.of(requestHistogram), APFWait: r.of(apfWaitHistogram), Etcd: etcd, EtcdByOperation: byOperation(etcd), GoSched: r.waits(goSchedHistogram, goSchedBuckets), GCPauses: r.whole(gcPauseHistogram), TerminatedWatchers: watchers}
 	})
 	res.Etcd = byPhase(m.etcd, func(r reading) EtcdTimes {
 		return EtcdTimes{RPCs: r[rpcHistogram], Apply: r.of(applyHistogram), WALFsync: r.whole(walFsyncHistogram), BackendCommit: r.whole(commitHistogram)}

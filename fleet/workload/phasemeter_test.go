@@ -93,17 +93,21 @@ go_sched_latencies_seconds_bucket{le="0.010485759999999998"} %[8]g
 go_sched_latencies_seconds_bucket{le="+Inf"} %[8]g
 go_sched_latencies_seconds_sum %[9]g
 go_sched_latencies_seconds_count %[8]g
+# TYPE apiserver_terminated_watchers_total counter
+apiserver_terminated_watchers_total{resource="pods"} %[11]g
+apiserver_terminated_watchers_total{group="coordination.k8s.io",resource="leases"} 3
 # TYPE go_sched_pauses_total_gc_seconds histogram
 go_sched_pauses_total_gc_seconds_bucket{le="+Inf"} %[1]g
 go_sched_pauses_total_gc_seconds_sum %[10]g
 go_sched_pauses_total_gc_seconds_count %[1]g
-`, deletes, deleteSum, watchSum, apfSum, 2*deletes, deleteSum/8, 10*deletes, 11*deletes, deletes/1024, deletes/8192))
+`, deletes, deleteSum, watchSum, apfSum, 2*deletes, deleteSum/8, 10*deletes, 11*deletes, deletes/1024, deletes/8192, deletes/10))
 }
 
 // The apiserver's requests are recorded by verb and resource, APF's waits
 // by priority level, its calls to etcd by operation and resource, its
 // goroutines' waits to run by bucket (every bucket, one that did not move
-// too) and its GC pauses, and watches (a connection's life) not at all;
+// too), its GC pauses and the watches it closed for falling behind (the
+// leases' did not move), and watches (a connection's life) not at all;
 // the scheduler's attempts by result.
 func TestAPIServerMeterPhases(t *testing.T) {
 	n := 0
@@ -122,7 +126,8 @@ func TestAPIServerMeterPhases(t *testing.T) {
 		GoSched: &Waits{Count: 220, Seconds: 20.0 / 1024, Buckets: []Bucket{
 			{AtLeast: 0, Count: 0}, {AtLeast: 6.399999999999999e-08, Count: 200}, {AtLeast: 0.0009175039999999999, Count: 20}, {AtLeast: 0.010485759999999998, Count: 0},
 		}},
-		GCPauses: &metrics.Tally{Count: 20, Sum: 20.0 / 8192},
+		GCPauses:           &metrics.Tally{Count: 20, Sum: 20.0 / 8192},
+		TerminatedWatchers: map[string]float64{"pods": 2},
 	}}
 	if !reflect.DeepEqual(res.APIServer, want) {
 		t.Errorf("apiserver %+v, want %+v", res.APIServer, want)

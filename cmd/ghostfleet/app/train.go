@@ -357,6 +357,9 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 				}
 				fmt.Fprintln(w)
 			}
+			if len(a.TerminatedWatchers) > 0 {
+				fmt.Fprintf(w, "    it closed watches whose client fell behind: %s\n", byResource(a.TerminatedWatchers))
+			}
 		}
 		if e, ok := r.Etcd[phase]; ok {
 			if e.RPCs == nil {
@@ -418,6 +421,16 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		}
 	}
 	printRequests(w, r.Requests)
+}
+
+// byResource lists counts by resource, the most first: "pods 28,
+// leases coordination.k8s.io 1".
+func byResource(counts map[string]float64) string {
+	parts := []string{}
+	for _, k := range runs.MostFirst(counts) {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, counts[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // byCount lists pods by how many writes each had, fewest first: "1890
