@@ -142,7 +142,6 @@ arm() {
 		a=${a%r*}
 	fi
 	local armfill=$((fill - (rel - 1) * gang)) held=$(((rel - 1) * gang + 1))
-	local started= rundir=
 	if [ "$armfill" -gt 0 ]; then
 		echo "== $1: $armfill 8-GPU pods take as many nodes"
 		"$bin" --name "$name" load "$armfill" 8 --namespace gf-exp-fill
@@ -175,7 +174,8 @@ arm() {
 		local train=("$bin" --name "$name" train --jobs "$jobs" --pods-per-job "$gang" --gpus-per-pod 8 --gang on --admission "$admission" "${by[@]}" --stall 0)
 		if [ "$release" = 1 ]; then
 			echo "== $1: $jobs job(s) of $gang whole-node workers, admission $admission${by:+ ${by[*]}}, train in the background until $rel of them run"
-			started=$(date -u +%Y-%m-%dT%H:%M:%S)
+			local started
+			started=$(date -u +%Y-%m-%dT%H:%M:%S) # kwok logs in UTC, "…Z"
 			"${train[@]}" --timeout 3600s >"$trainlog" 2>&1 &
 			train_pid=$!
 			if [ "$probe_beside" = 1 ]; then
@@ -239,10 +239,14 @@ arm() {
 		cat "$trainlog"
 		# kwok's errors from the train's start on, kept beside its record
 		# (the fleet and its logs are removed at the end): why a pod
-		# status write failed, which the audit log does not say.
+		# status write failed, which the audit log does not say. Only
+		# kept: a log that cannot be read does not stop the sitting.
+		local rundir kwoklog="$HOME/.kwok/clusters/$name/logs/kwok-controller.log"
 		rundir=$(sed -n 's/^run record: //p' "$trainlog" | tail -1)
-		[ ! -d "$rundir" ] || awk -v from="$started" 'index($0, "\"level\":\"ERROR\"") && match($0, /"time":"[^"]*"/) && substr($0, RSTART + 8, RLENGTH - 9) >= from' \
-			"$HOME/.kwok/clusters/$name/logs/kwok-controller.log" >"$rundir/kwok-controller-errors.log"
+		if [ -d "$rundir" ] && [ -f "$kwoklog" ]; then
+			awk -v from="$started" 'index($0, "\"level\":\"ERROR\"") && match($0, /"time":"[^"]*"/) && substr($0, RSTART + 8, RLENGTH - 9) >= from' \
+				"$kwoklog" >"$rundir/kwok-controller-errors.log" || echo "== kwok's errors were not kept beside $rundir"
+		fi
 		grep -q "jobs fully running $rel, partly 0, not at all $((jobs - rel))$" "$trainlog" || {
 			echo "== not exactly $rel job(s) ran whole after the release (see train's output above): stopping"
 			exit 1

@@ -182,8 +182,6 @@ workqueue_depth{name="job"} 4
 	}
 }
 
-// A histogram's finite buckets are summed over its series by upper
-// bound; one the text lacks is nil, a gauge is an error.
 // CounterTotals sums a counter by its labels' values, the empty ones
 // left out; a counter the scrape lacks is nil, a histogram an error.
 func TestCounterTotals(t *testing.T) {
@@ -213,6 +211,8 @@ apiserver_request_duration_seconds_count{verb="GET"} 1
 	}
 }
 
+// A histogram's finite buckets are summed over its series by upper
+// bound; one the text lacks is nil, a gauge is an error.
 func TestHistogramBuckets(t *testing.T) {
 	text := []byte(`# TYPE go_sched_latencies_seconds histogram
 go_sched_latencies_seconds_bucket{le="6.399999999999999e-08"} 3

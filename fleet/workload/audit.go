@@ -210,8 +210,10 @@ func auditLogSize(path string) int64 {
 
 // readAuditLog reads the requests in the audit log at path, from offset
 // on, each once (at the stage that ends it): those received in phases,
-// and those for pods and Jobs in namespace by object too; the
-// scheduler's own client's, in phases or not, by when received. A line
+// counted, timed and, if they failed, counted by their answer; those for
+// pods and Jobs in namespace by object too, and every pod's status
+// writes by client; the scheduler's own client's, in phases or not, by
+// when received. A line
 // that is not an event (a write cut short) is skipped and counted; a
 // last line without its newline is one the apiserver is still writing,
 // and is left out.
@@ -447,10 +449,11 @@ const (
 )
 
 // recordAudit reads the audit log at path, from offset, over the run's
-// phases: the requests of each phase by who asked what, the scheduler's
-// client's tokens drawn (given its limits), the teardowns split and, for
-// an admitted run, its jobs' binds. It returns how many lines were not
-// events.
+// phases: the requests of each phase by who asked what, their times and
+// the failed ones by answer, the pods by their status writes and the
+// rewrites' gaps, the scheduler's client's tokens drawn (given its
+// limits), the teardowns split and, for an admitted run, its jobs'
+// binds. It returns how many lines were not events.
 func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans auditSpans, phases []record.Phase, scheduler TokenBucket) (skipped int, err error) {
 	l, err := readAuditLog(path, offset, namespace, phases)
 	if err != nil {
@@ -545,9 +548,9 @@ func podsByWrites(writes map[statusWriter][]statusWrite) map[string]map[string]m
 // StatusRewrites are one client's status writes to pods of one namespace
 // that it had written to before in the phases: Gap, from each such
 // write's previous one to the same pod to it, both as the apiserver
-// received them (seconds), and the shortest (MinGap); and the failed
-// writes of pods written more than once, the first write to a pod or a
-// later one.
+// received them (seconds), and the shortest (MinGap); and, of the pods
+// written more than once, how many first writes failed (FailedFirst)
+// and how many later ones (FailedLater).
 type StatusRewrites struct {
 	Gap         Percentiles `json:"gap"`
 	MinGap      float64     `json:"minGap"`

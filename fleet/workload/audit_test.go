@@ -147,8 +147,10 @@ func TestAuditFailuresAndStatusWrites(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	kwok := "kwok/v0.8.0 (linux/amd64)"
 	lines := []string{
-		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 409, at(100), at(110)),
+		// The log is in the order of answers: p-1's second write is
+		// answered first.
 		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 200, at(200), at(210)),
+		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 409, at(100), at(250)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-2", kwok, 200, at(300), at(310)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-3", kwok, 200, at(400), at(410)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-3", kwok, 429, at(500), at(501)),

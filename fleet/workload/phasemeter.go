@@ -86,7 +86,8 @@ type APIServerTimes struct {
 	GCPauses        *metrics.Tally           `json:"gcPauses,omitempty"`
 	// TerminatedWatchers are the watches the apiserver closed as their
 	// clients fell behind, by resource ("pods", "leases
-	// coordination.k8s.io"); empty when it closed none.
+	// coordination.k8s.io": a findings path reaches only the core
+	// group's, whose keys have no dot); empty when it closed none.
 	TerminatedWatchers map[string]float64 `json:"terminatedWatchers"`
 }
 
@@ -214,33 +215,34 @@ const (
 // result; the apiserver's Go runtime's scheduling latencies and garbage
 // collection pauses.
 const (
-	rateLimiterHistogram = "rest_client_rate_limiter_duration_seconds"
-	queueHistogram       = "workqueue_queue_duration_seconds"
-	workHistogram        = "workqueue_work_duration_seconds"
-	requestHistogram     = "apiserver_request_duration_seconds"
-	apfWaitHistogram     = "apiserver_flowcontrol_request_wait_duration_seconds"
-	// terminatedWatchersCounter counts the watches the apiserver closed
-	// because their client did not take its events fast enough (its
-	// watch cache's dispatch found the client's buffer full), by
-	// resource: the client watches again, from the last event it had.
-	terminatedWatchersCounter = "apiserver_terminated_watchers_total"
-	etcdHistogram             = "etcd_request_duration_seconds"
-	attemptHistogram          = "scheduler_scheduling_attempt_duration_seconds"
-	groupAttemptHistogram     = "scheduler_podgroup_scheduling_attempt_duration_seconds"
-	groupAlgorithmHistogram   = "scheduler_podgroup_scheduling_algorithm_duration_seconds"
-	goSchedHistogram          = "go_sched_latencies_seconds"
-	gcPauseHistogram          = "go_sched_pauses_total_gc_seconds"
-	rpcHistogram              = "grpc_server_handling_seconds"
-	applyHistogram            = "etcd_server_apply_duration_seconds"
-	walFsyncHistogram         = "etcd_disk_wal_fsync_duration_seconds"
-	commitHistogram           = "etcd_disk_backend_commit_duration_seconds"
-	goSchedBuckets            = goSchedHistogram + bucketsSuffix
-	bucketsSuffix             = " buckets" // a histogram's cumulative counts by upper bound, every bound kept
-	cpuSource                 = "cpu"
-	runQueueSource            = "runQueue"
-	hostSource                = "host"
-	speedSource               = "speed"
+	rateLimiterHistogram    = "rest_client_rate_limiter_duration_seconds"
+	queueHistogram          = "workqueue_queue_duration_seconds"
+	workHistogram           = "workqueue_work_duration_seconds"
+	requestHistogram        = "apiserver_request_duration_seconds"
+	apfWaitHistogram        = "apiserver_flowcontrol_request_wait_duration_seconds"
+	etcdHistogram           = "etcd_request_duration_seconds"
+	attemptHistogram        = "scheduler_scheduling_attempt_duration_seconds"
+	groupAttemptHistogram   = "scheduler_podgroup_scheduling_attempt_duration_seconds"
+	groupAlgorithmHistogram = "scheduler_podgroup_scheduling_algorithm_duration_seconds"
+	goSchedHistogram        = "go_sched_latencies_seconds"
+	gcPauseHistogram        = "go_sched_pauses_total_gc_seconds"
+	rpcHistogram            = "grpc_server_handling_seconds"
+	applyHistogram          = "etcd_server_apply_duration_seconds"
+	walFsyncHistogram       = "etcd_disk_wal_fsync_duration_seconds"
+	commitHistogram         = "etcd_disk_backend_commit_duration_seconds"
+	goSchedBuckets          = goSchedHistogram + bucketsSuffix
+	bucketsSuffix           = " buckets" // a histogram's cumulative counts by upper bound, every bound kept
+	cpuSource               = "cpu"
+	runQueueSource          = "runQueue"
+	hostSource              = "host"
+	speedSource             = "speed"
 )
+
+// terminatedWatchersCounter counts the watches the apiserver closed
+// because their client did not take its events fast enough (its watch
+// cache's dispatch found the client's buffer full), by resource: the
+// client watches again, from the last event it had.
+const terminatedWatchersCounter = "apiserver_terminated_watchers_total"
 
 // longRunningVerbs are the apiserver's verbs whose requests last as long
 // as a connection (kube-apiserver's own SLIs leave them out too). Other
@@ -248,8 +250,9 @@ const (
 // stay in; a training run makes none.
 var longRunningVerbs = []string{"WATCH", "WATCHLIST", "CONNECT"}
 
-// reading is one read of a source: histogram (or cpuSource,
-// runQueueSource, hostSource, speedSource) → key → tally; a histogram's
+// reading is one read of a source: histogram (or counter, its total a
+// tally's count; or cpuSource, runQueueSource, hostSource, speedSource)
+// → key → tally; a histogram's
 // buckets are the entry named after it with bucketsSuffix, upper bound →
 // cumulative count.
 type reading map[string]map[string]metrics.Tally
@@ -324,8 +327,9 @@ func histogramReader(e metrics.Endpoint, byLabels map[string][]string) func(cont
 }
 
 // apiserverReader reads the apiserver's request, APF and etcd
-// histograms, leaving out the long-running requests, and its Go
-// runtime's, the scheduling latencies with their buckets.
+// histograms, leaving out the long-running requests, its Go runtime's,
+// the scheduling latencies with their buckets, and its count of the
+// watches it closed for falling behind.
 func apiserverReader(e metrics.Endpoint) func(context.Context) (reading, error) {
 	return func(ctx context.Context) (reading, error) {
 		body, err := metrics.Scrape(ctx, e)

@@ -253,15 +253,17 @@ type TrainResult struct {
 	AuditedFailures map[string]map[string]int `json:"auditedFailures,omitempty"`
 	// PodStatusWrites count the fleet's pods by how many status writes
 	// (PATCHes and PUTs of pods/status, failed ones too) each client
-	// sent for each over the phases: by client, namespace, then the
-	// count ("kwok-controller": {"gf-exp-stream": {"2": 100}}). kwok
-	// writes once as it marks a pod running and once as it marks it
-	// exited; a pod with more was marked again, or its write retried
+	// sent for each, received during the phases: by client, namespace,
+	// then the count ("kwok-controller": {"gf-exp-stream": {"2": 100}}).
+	// kwok writes once as it marks a pod running and once as it marks
+	// it exited, so a pod running before the run and exiting in it
+	// counts one; a pod with more was marked again, or its write retried
 	// (see AuditedFailures).
 	PodStatusWrites map[string]map[string]map[string]int `json:"podStatusWrites,omitempty"`
 	// StatusRewrites are, by client and namespace, the status writes to
 	// pods the client had written to before: how long after the
-	// previous one, and whether the first or a later write failed.
+	// previous one, and how many first writes and how many later ones
+	// failed.
 	StatusRewrites map[string]map[string]*StatusRewrites `json:"statusRewrites,omitempty"`
 	// SchedulerTokens are, by phase, how deep the scheduler's own client
 	// drew its token bucket, replayed from the audit log with the
