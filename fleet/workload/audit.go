@@ -213,10 +213,9 @@ func auditLogSize(path string) int64 {
 // counted, timed and, if they failed, counted by their answer; those for
 // pods and Jobs in namespace by object too, and every pod's status
 // writes by client; the scheduler's own client's, in phases or not, by
-// when received. A line
-// that is not an event (a write cut short) is skipped and counted; a
-// last line without its newline is one the apiserver is still writing,
-// and is left out.
+// when received. A line that is not an event (a write cut short) is
+// skipped and counted; a last line without its newline is one the
+// apiserver is still writing, and is left out.
 func readAuditLog(path string, offset int64, namespace string, phases []record.Phase) (auditLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
