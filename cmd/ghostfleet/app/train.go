@@ -73,7 +73,8 @@ control plane, read from each source as each phase ends:
     and its Go runtime's:
     its goroutines' waits from ready to running, one in eight sampled,
     by bucket (go_sched_latencies_seconds), and its GC's stop-the-world
-    pauses;
+    pauses; and the watches it closed because their client fell
+    behind, by resource (.terminatedWatchers);
   - etcd's: its unary gRPC calls by method, timed inside etcd
     (grpc_server_handling_seconds; GhostFleet's fleets run etcd with
     --metrics=extensive), its applies, WAL syncs and store commits (on
@@ -94,7 +95,12 @@ control plane, read from each source as each phase ends:
     controller-manager's controller), verb and resource, with the
     apiserver's time on them (and, for those over 0.5s, their time in
     etcd, in APF's queues and in its other layers, as the apiserver
-    annotates them); the most of kube-scheduler's client tokens its
+    annotates them); those answered with an error, by client, verb,
+    resource and code (.auditedFailures); the pods by how many status
+    writes each client sent for each, by namespace (.podStatusWrites),
+    and each write to a pod written before, timed from the one before,
+    with how many first and later writes failed (.statusRewrites); the
+    most of kube-scheduler's client tokens its
     requests drew at once, its token bucket replayed over them with the
     profile's QPS and burst (.schedulerTokens: drawn to the burst means
     its limiter held requests); and each
