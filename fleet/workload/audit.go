@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -115,15 +116,20 @@ type auditRequest struct {
 // requests of each phase in the whole fleet counted by who asked what
 // ("job-controller create pods"), their times, and the failed ones by
 // who asked what and the answer ("kwok-controller patch pods/status
-// 409"); every pod's status writes in the phases, by who sent them; and
-// how many lines were not events.
+// 409"); every pod's status writes in the phases, by who sent them; the
+// watches opened and ended in each phase, when the log holds watches;
+// and how many lines were not events.
 type auditLog struct {
 	requests     map[auditKey][]auditRequest
 	counts       map[string]map[string]int
 	times        map[string]map[string]AuditedTimes
 	failures     map[string]map[string]int
 	statusWrites map[statusWriter][]statusWrite
-	skipped      int
+	// watches are the phases' watches by who watched what, and how long
+	// each that ended early had lived (see AuditedWatches).
+	watches    map[string]map[string]*AuditedWatches
+	earlyLived map[[2]string][]time.Duration
+	skipped    int
 	// scheduler is when the apiserver received each request of the
 	// scheduler's own client (schedulerClient), in or out of the phases.
 	scheduler []time.Time
@@ -197,6 +203,72 @@ func annotatedSeconds(annotations map[string]string, key string) float64 {
 	return d.Seconds()
 }
 
+// AuditedWatches are one client's watches of one resource in a phase,
+// from the audit log, when the fleet's audit policy logs watches (the
+// built-in policies do not; see the profile of F's thirty-seventh
+// sitting): Opened, received in the phase (a watch is logged as its
+// response starts); Ended, whose response ended in the phase, whenever
+// it was opened; and of those EndedEarly, more than a second before the
+// timeout its request asked for (timeoutSeconds): closed by the
+// apiserver (apiserver_terminated_watchers_total counts those it closed
+// because their client fell behind) or by the client, and EarlyLived,
+// how long those had lived, in seconds. A watch refused before it
+// started (410 Gone for a resource version too old) is an ordinary
+// request: in AuditedRequests, AuditedTimes and AuditedFailures, not
+// here. Opened watches are in AuditedRequests too, but not in
+// AuditedTimes: a watch's time is its life.
+type AuditedWatches struct {
+	Opened     int          `json:"opened"`
+	Ended      int          `json:"ended"`
+	EndedEarly int          `json:"endedEarly"`
+	EarlyLived *Percentiles `json:"earlyLived,omitempty"`
+}
+
+// watchesOf is the phase's watches by key, made when first asked for.
+func (l *auditLog) watchesOf(phase, key string) *AuditedWatches {
+	if l.watches[phase] == nil {
+		l.watches[phase] = map[string]*AuditedWatches{}
+	}
+	w := l.watches[phase][key]
+	if w == nil {
+		w = &AuditedWatches{}
+		l.watches[phase][key] = w
+	}
+	return w
+}
+
+// watchEnded counts a watch that ran and ended, by key, in the phase
+// its response ended in, if any.
+func (l *auditLog) watchEnded(ev auditv1.Event, key string, phases []record.Phase) {
+	ended := ev.StageTimestamp.Time
+	phase := phaseAt(phases, ended)
+	if phase < 0 {
+		return
+	}
+	name := phases[phase].Name
+	w := l.watchesOf(name, key)
+	w.Ended++
+	lived := ended.Sub(ev.RequestReceivedTimestamp.Time)
+	if timeout, ok := watchTimeout(ev.RequestURI); ok && lived < timeout-time.Second {
+		w.EndedEarly++
+		l.earlyLived[[2]string{name, key}] = append(l.earlyLived[[2]string{name, key}], lived)
+	}
+}
+
+// watchTimeout is the timeout a watch's request asked for, from its
+// timeoutSeconds; false when it asked none.
+func watchTimeout(requestURI string) (time.Duration, bool) {
+	u, err := url.ParseRequestURI(requestURI)
+	if err != nil {
+		return 0, false
+	}
+	seconds, err := strconv.Atoi(u.Query().Get("timeoutSeconds"))
+	if err != nil || seconds <= 0 {
+		return 0, false
+	}
+	return time.Duration(seconds) * time.Second, true
+}
+
 // auditLogSize is how far the audit log at path reaches now: a run reads
 // it from there, as every request received later is written after it (an
 // event is written once its request is answered). 0 when it cannot tell.
@@ -213,9 +285,12 @@ func auditLogSize(path string) int64 {
 // counted, timed and, if they failed, counted by their answer; those for
 // pods and Jobs in namespace by object too, and every pod's status
 // writes by client; the scheduler's own client's, in phases or not, by
-// when received. A line that is not an event (a write cut short) is
-// skipped and counted; a last line without its newline is one the
-// apiserver is still writing, and is left out.
+// when received, but for its watches, which draw no token. A watch is
+// counted as its response starts and, if it ran, in AuditedWatches as
+// it ends (a watch that panicked after it started is counted twice). A
+// line that is not an event (a write cut short) is skipped and counted;
+// a last line without its newline is one the apiserver is still
+// writing, and is left out.
 func readAuditLog(path string, offset int64, namespace string, phases []record.Phase) (auditLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -225,7 +300,8 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return auditLog{}, fmt.Errorf("%s: %w", path, err)
 	}
-	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}, times: map[string]map[string]AuditedTimes{}, failures: map[string]map[string]int{}, statusWrites: map[statusWriter][]statusWrite{}}
+	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}, times: map[string]map[string]AuditedTimes{}, failures: map[string]map[string]int{},
+		statusWrites: map[statusWriter][]statusWrite{}, watches: map[string]map[string]*AuditedWatches{}, earlyLived: map[[2]string][]time.Duration{}}
 	for _, ph := range phases {
 		out.counts[ph.Name] = map[string]int{}
 		out.times[ph.Name] = map[string]AuditedTimes{}
@@ -235,6 +311,9 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 	for {
 		text, err := r.ReadBytes('\n')
 		if err == io.EOF {
+			for k, lived := range out.earlyLived {
+				out.watches[k[0]][k[1]].EarlyLived = new(Summarise(lived))
+			}
 			return out, nil
 		}
 		if err != nil {
@@ -246,14 +325,8 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 			continue
 		}
 		received := ev.RequestReceivedTimestamp.Time
-		if ev.Stage != auditv1.StageResponseComplete && ev.Stage != auditv1.StagePanic {
-			continue
-		}
-		if clientName(ev.UserAgent) == schedulerClient {
-			out.scheduler = append(out.scheduler, received)
-		}
-		phase := phaseAt(phases, received)
-		if phase < 0 {
+		watch := ev.Verb == "watch"
+		if ev.Stage != auditv1.StageResponseComplete && ev.Stage != auditv1.StagePanic && (!watch || ev.Stage != auditv1.StageResponseStarted) {
 			continue
 		}
 		resource, _, _ := strings.Cut(ev.RequestURI, "?")
@@ -263,13 +336,29 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 				resource += "/" + o.Subresource
 			}
 		}
-		by, name := clientName(ev.UserAgent), phases[phase].Name
+		by := clientName(ev.UserAgent)
 		key := by + " " + ev.Verb + " " + resource
+		ok := ev.Stage == auditv1.StageResponseComplete && (ev.ResponseStatus == nil || ev.ResponseStatus.Code < 300)
+		if by == schedulerClient && !watch { // client-go does not rate limit watches
+			out.scheduler = append(out.scheduler, received)
+		}
+		if watch && ok { // a watch that ran, ended; counted as it started
+			out.watchEnded(ev, by+" "+resource, phases)
+			continue
+		}
+		phase := phaseAt(phases, received)
+		if phase < 0 {
+			continue
+		}
+		name := phases[phase].Name
 		out.counts[name][key]++
+		if watch && ev.Stage == auditv1.StageResponseStarted {
+			out.watchesOf(name, by+" "+resource).Opened++
+			continue
+		}
 		t := out.times[name][key]
 		t.add(received, ev.StageTimestamp.Time, ev.Annotations)
 		out.times[name][key] = t
-		ok := ev.Stage == auditv1.StageResponseComplete && (ev.ResponseStatus == nil || ev.ResponseStatus.Code < 300)
 		if !ok {
 			out.failures[name][key+" "+answer(ev)]++
 		}
@@ -449,16 +538,19 @@ const (
 
 // recordAudit reads the audit log at path, from offset, over the run's
 // phases: the requests of each phase by who asked what, their times and
-// the failed ones by answer, the pods by their status writes and the
-// rewrites' gaps, the scheduler's client's tokens drawn (given its
-// limits), the teardowns split and, for an admitted run, its jobs'
-// binds. It returns how many lines were not events.
+// the failed ones by answer, the watches, the pods by their status
+// writes and the rewrites' gaps, the scheduler's client's tokens drawn
+// (given its limits), the teardowns split and, for an admitted run, its
+// jobs' binds. It returns how many lines were not events.
 func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans auditSpans, phases []record.Phase, scheduler TokenBucket) (skipped int, err error) {
 	l, err := readAuditLog(path, offset, namespace, phases)
 	if err != nil {
 		return 0, err
 	}
 	res.AuditedRequests, res.AuditedTimes, res.AuditedFailures = l.counts, l.times, l.failures
+	if len(l.watches) > 0 {
+		res.AuditedWatches = l.watches
+	}
 	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites)
 	if scheduler.QPS > 0 && scheduler.Burst > 0 {
 		res.SchedulerTokens = drawTokens(l.scheduler, scheduler, phases)

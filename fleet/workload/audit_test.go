@@ -175,6 +175,9 @@ func TestAuditFailuresAndStatusWrites(t *testing.T) {
 	if fmt.Sprint(res.AuditedFailures) != fmt.Sprint(failures) {
 		t.Errorf("failures %v, want %v", res.AuditedFailures, failures)
 	}
+	if res.AuditedWatches != nil {
+		t.Errorf("watches %v in a log without any", res.AuditedWatches)
+	}
 	writes := map[string]map[string]map[string]int{"kwok": {"ns": {"1": 1, "2": 1, "3": 1}}, "scheduler": {"ns": {"1": 1}}}
 	if fmt.Sprint(res.PodStatusWrites) != fmt.Sprint(writes) {
 		t.Errorf("pods by status writes %v, want %v", res.PodStatusWrites, writes)
@@ -189,6 +192,79 @@ func TestAuditFailuresAndStatusWrites(t *testing.T) {
 	want := StatusRewrites{Gap: Percentiles{Count: 3, P50: 0.1, P90: 0.2, P99: 0.2, Max: 0.2}, MinGap: 0.1, FailedFirst: 1, FailedLater: 2}
 	if *re != want {
 		t.Errorf("kwok's rewrites %+v, want %+v", *re, want)
+	}
+}
+
+// watchLine is one audit event of a watch of pods in every namespace,
+// asking timeoutSeconds (none when 0).
+func watchLine(stage, agent string, code, timeoutSeconds int, received, at time.Time) string {
+	uri := "/api/v1/pods?watch=true"
+	if timeoutSeconds > 0 {
+		uri += fmt.Sprintf("&timeoutSeconds=%d", timeoutSeconds)
+	}
+	return fmt.Sprintf(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":%q,"verb":"watch","requestURI":%q,"userAgent":%q,"objectRef":{"resource":"pods"},"responseStatus":{"code":%d},"requestReceivedTimestamp":%q,"stageTimestamp":%q}`,
+		stage, uri, agent, code, received.Format(metav1.RFC3339Micro), at.Format(metav1.RFC3339Micro))
+}
+
+// Watches count as opened in the phase they were received in, and as
+// ended (early, before their own timeout, or not) in the phase they
+// ended in, whenever opened; a refused one is an ordinary failed request.
+func TestAuditWatches(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	kwok, scheduler := "kwok/v0.8.0 (linux/amd64)", "kube-scheduler/v1.36.3 (linux/amd64) kubernetes/abc/scheduler"
+	lines := []string{
+		watchLine("ResponseComplete", kwok, 200, 300, at(-100), at(2)),        // closed 102 s into its 300
+		watchLine("ResponseStarted", kwok, 200, 300, at(2.1), at(2.1)),        // opened again, still open
+		watchLine("ResponseComplete", scheduler, 200, 300, at(-300), at(0.5)), // timed out
+		watchLine("ResponseComplete", kwok, 410, 300, at(3), at(3.01)),        // refused
+		auditLine("ResponseComplete", "list", "pods", "", kwok, 200, at(4), at(4.5)),
+		auditLine("ResponseComplete", "list", "pods", "", scheduler, 200, at(5), at(5.1)),
+		watchLine("ResponseComplete", scheduler, 410, 300, at(6), at(6.01)),
+		watchLine("ResponseComplete", kwok, 200, 0, at(11), at(12)),  // asked no timeout
+		watchLine("ResponseStarted", kwok, 200, 300, at(40), at(40)), // after the run
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	phases := []record.Phase{{Name: "train", Start: at(0), End: at(10)}, {Name: "hold", Start: at(10), End: at(30)}}
+	var res TrainResult
+	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{QPS: 50, Burst: 100}); err != nil {
+		t.Fatal(err)
+	}
+	lived := Percentiles{Count: 1, P50: 102, P90: 102, P99: 102, Max: 102}
+	want := map[string]map[string]AuditedWatches{
+		"train": {"kwok pods": {Opened: 1, Ended: 1, EndedEarly: 1, EarlyLived: &lived}, "scheduler pods": {Ended: 1}},
+		"hold":  {"kwok pods": {Ended: 1}},
+	}
+	if len(res.AuditedWatches) != len(want) {
+		t.Fatalf("watches in %d phases, want %d: %v", len(res.AuditedWatches), len(want), res.AuditedWatches)
+	}
+	for phase, keys := range want {
+		if len(res.AuditedWatches[phase]) != len(keys) {
+			t.Errorf("%s: watches of %d keys, want %d", phase, len(res.AuditedWatches[phase]), len(keys))
+		}
+		for key, w := range keys {
+			got := res.AuditedWatches[phase][key]
+			if got == nil || got.Opened != w.Opened || got.Ended != w.Ended || got.EndedEarly != w.EndedEarly || fmt.Sprint(got.EarlyLived) != fmt.Sprint(w.EarlyLived) {
+				t.Errorf("%s %s: watches %+v, want %+v", phase, key, got, w)
+			}
+		}
+	}
+	counts := map[string]int{"kwok watch pods": 2, "kwok list pods": 1, "scheduler list pods": 1, "scheduler watch pods": 1}
+	if fmt.Sprint(res.AuditedRequests["train"]) != fmt.Sprint(counts) {
+		t.Errorf("train's requests %v, want %v (kwok's opened watch and the refused ones)", res.AuditedRequests["train"], counts)
+	}
+	// The scheduler's watches draw no token from its client's limiter.
+	if tok := res.SchedulerTokens["train"]; tok == nil || tok.Requests != 1 {
+		t.Errorf("scheduler's tokens %+v, want its list's only", tok)
+	}
+	if got := res.AuditedTimes["train"]["kwok watch pods"].Seconds; math.Abs(got-0.01) > 1e-9 {
+		t.Errorf("time on kwok's watches %v s, want the refused one's 0.01 s only", got)
+	}
+	if f := res.AuditedFailures["train"]; fmt.Sprint(f) != fmt.Sprint(map[string]int{"kwok watch pods 410": 1, "scheduler watch pods 410": 1}) {
+		t.Errorf("train's failures %v, want the refused watches' 410s", f)
 	}
 }
 

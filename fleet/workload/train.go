@@ -251,6 +251,12 @@ type TrainResult struct {
 	// answer's code ("kwok-controller patch pods/status 409"; "panic"
 	// for a handler that panicked).
 	AuditedFailures map[string]map[string]int `json:"auditedFailures,omitempty"`
+	// AuditedWatches count, by phase, the watches the audit log holds by
+	// who watched what ("kwok-controller pods"): opened, ended, and
+	// ended before their own timeout (see AuditedWatches); nil when the
+	// log holds none in the phases (the fleet's audit policy may log no
+	// watch).
+	AuditedWatches map[string]map[string]*AuditedWatches `json:"auditedWatches,omitempty"`
 	// PodStatusWrites count the fleet's pods by how many status writes
 	// (PATCHes and PUTs of pods/status, failed ones too) each client
 	// sent for each, received during the phases: by client, namespace,

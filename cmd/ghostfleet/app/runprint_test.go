@@ -87,6 +87,20 @@ func TestByCount(t *testing.T) {
 	}
 }
 
+// watches lists the clients' watches, the most ended first, and says
+// how many ended early only where some did.
+func TestWatches(t *testing.T) {
+	ws := map[string]*workload.AuditedWatches{
+		"scheduler pods":       {Ended: 1},
+		"kwok-controller pods": {Opened: 9, Ended: 9, EndedEarly: 9, EarlyLived: &workload.Percentiles{Count: 9, P50: 41.2}},
+		"ghostfleet pods":      {Opened: 1},
+	}
+	want := "kwok-controller pods opened 9, ended 9 (9 before their timeout, after 41.20s at the median); scheduler pods opened 0, ended 1; ghostfleet pods opened 1, ended 0"
+	if got := watches(ws); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 // longWaits counts the waits of a millisecond or more from each such
 // bucket up; with none that long it says so.
 func TestLongWaits(t *testing.T) {
