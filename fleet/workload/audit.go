@@ -125,6 +125,9 @@ type auditLog struct {
 	times        map[string]map[string]AuditedTimes
 	failures     map[string]map[string]int
 	statusWrites map[statusWriter][]statusWrite
+	// podWrites are every write to a pod or its status or binding, in
+	// the phases or not, by pod.
+	podWrites map[podRef][]podWrite
 	// watches are the phases' watches by who watched what, and how long
 	// each that ended early had lived (see AuditedWatches).
 	watches    map[string]map[string]*AuditedWatches
@@ -301,7 +304,7 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 		return auditLog{}, fmt.Errorf("%s: %w", path, err)
 	}
 	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}, times: map[string]map[string]AuditedTimes{}, failures: map[string]map[string]int{},
-		statusWrites: map[statusWriter][]statusWrite{}, watches: map[string]map[string]*AuditedWatches{}, earlyLived: map[[2]string][]time.Duration{}}
+		statusWrites: map[statusWriter][]statusWrite{}, podWrites: map[podRef][]podWrite{}, watches: map[string]map[string]*AuditedWatches{}, earlyLived: map[[2]string][]time.Duration{}}
 	for _, ph := range phases {
 		out.counts[ph.Name] = map[string]int{}
 		out.times[ph.Name] = map[string]AuditedTimes{}
@@ -345,6 +348,10 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 		if watch && ok { // a watch that ran, ended; counted as it started
 			out.watchEnded(ev, by+" "+resource, phases)
 			continue
+		}
+		if o := ev.ObjectRef; o != nil && isPodWrite(ev.Verb, resource) {
+			p := podRef{o.Namespace, o.Name}
+			out.podWrites[p] = append(out.podWrites[p], podWrite{received, by, ev.Verb + " " + resource, ok})
 		}
 		phase := phaseAt(phases, received)
 		if phase < 0 {
@@ -539,9 +546,9 @@ const (
 // recordAudit reads the audit log at path, from offset, over the run's
 // phases: the requests of each phase by who asked what, their times and
 // the failed ones by answer, the watches, the pods by their status
-// writes and the rewrites' gaps, the scheduler's client's tokens drawn
-// (given its limits), the teardowns split and, for an admitted run, its
-// jobs' binds. It returns how many lines were not events.
+// writes, the rewrites' gaps and the others' writes before each pod's
+// first, the scheduler's client's tokens drawn (given its limits), the
+// teardowns split and, for an admitted run, its jobs' binds. It returns how many lines were not events.
 func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans auditSpans, phases []record.Phase, scheduler TokenBucket) (skipped int, err error) {
 	l, err := readAuditLog(path, offset, namespace, phases)
 	if err != nil {
@@ -552,6 +559,7 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 		res.AuditedWatches = l.watches
 	}
 	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites)
+	res.WritesBeforeFirst = writesBefore(l.statusWrites, l.podWrites)
 	if scheduler.QPS > 0 && scheduler.Burst > 0 {
 		res.SchedulerTokens = drawTokens(l.scheduler, scheduler, phases)
 	}
@@ -683,6 +691,90 @@ func rewrites(writes map[statusWriter][]statusWrite) map[string]map[string]*Stat
 			out[g.by] = map[string]*StatusRewrites{}
 		}
 		out[g.by][g.namespace] = &StatusRewrites{Gap: Summarise(d), MinGap: slices.Min(d).Seconds(), FailedFirst: failed[g][0], FailedLater: failed[g][1]}
+	}
+	return out
+}
+
+// podRef is a pod; podWrite is one write to it, its status or its
+// binding: when the apiserver received it, who sent it, what it was
+// ("create pods/binding") and whether it succeeded.
+type (
+	podRef   struct{ namespace, name string }
+	podWrite struct {
+		received time.Time
+		by, what string
+		ok       bool
+	}
+)
+
+// isPodWrite is whether a request of verb for resource (as readAuditLog
+// keys it) writes a pod, its status or its binding.
+func isPodWrite(verb, resource string) bool {
+	switch resource {
+	case "pods", statusResource, bindingResource:
+		return verb == "create" || verb == "update" || verb == "patch" || verb == "delete"
+	}
+	return false
+}
+
+// WritesBefore are the other clients' writes to the pods one client
+// wrote the status of once in the phases, or more than once: Pods, how
+// many; for each pod, the writes by any other client to it, its status
+// or its binding (failed ones too) received from its binding (the last
+// successful one before the client's first write; from the run's start
+// when the log holds none) to the client's first status write of it in
+// the phases, the binding included. Each such write is a change of the
+// pod that a watch of bound pods (kwok's) delivers before the pod's copy
+// with the client's first write: ByPod counts the pods by how many they
+// had, Writes the writes by who sent what ("scheduler create
+// pods/binding").
+type WritesBefore struct {
+	Pods   int            `json:"pods"`
+	ByPod  map[string]int `json:"byPod"`
+	Writes map[string]int `json:"writes"`
+}
+
+// writesBefore are, by client, namespace and "once" or "again", the
+// WritesBefore of the pods each client wrote the status of in the
+// phases (status); nil when none was.
+func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]podWrite) map[string]map[string]map[string]*WritesBefore {
+	var out map[string]map[string]map[string]*WritesBefore
+	for w, sent := range status {
+		first := slices.MinFunc(sent, func(a, b statusWrite) int { return a.received.Compare(b.received) }).received
+		pod := writes[podRef{w.namespace, w.pod}]
+		var from time.Time
+		for _, x := range pod {
+			if x.what == "create "+bindingResource && x.ok && x.received.Before(first) && x.received.After(from) {
+				from = x.received
+			}
+		}
+		group := "once"
+		if len(sent) > 1 {
+			group = "again"
+		}
+		if out == nil {
+			out = map[string]map[string]map[string]*WritesBefore{}
+		}
+		if out[w.by] == nil {
+			out[w.by] = map[string]map[string]*WritesBefore{}
+		}
+		if out[w.by][w.namespace] == nil {
+			out[w.by][w.namespace] = map[string]*WritesBefore{}
+		}
+		b := out[w.by][w.namespace][group]
+		if b == nil {
+			b = &WritesBefore{ByPod: map[string]int{}, Writes: map[string]int{}}
+			out[w.by][w.namespace][group] = b
+		}
+		n := 0
+		for _, x := range pod {
+			if x.by != w.by && !x.received.Before(from) && x.received.Before(first) {
+				n++
+				b.Writes[x.by+" "+x.what]++
+			}
+		}
+		b.Pods++
+		b.ByPod[strconv.Itoa(n)]++
 	}
 	return out
 }

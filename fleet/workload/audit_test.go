@@ -195,6 +195,65 @@ func TestAuditFailuresAndStatusWrites(t *testing.T) {
 	}
 }
 
+// Before each client's first status write of a pod in the phases, the
+// other clients' writes to the pod are counted from its last successful
+// binding before that, or from the log's start when it holds none.
+func TestWritesBefore(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	kwok, scheduler, gf := "kwok/v0.8.0 (linux/amd64)", "kube-scheduler/v1.36.3 (linux/amd64) kubernetes/abc/scheduler", "ghostfleet"
+	write := func(verb, resource, name, agent string, code int, s float64) string {
+		return auditLine("ResponseComplete", verb, resource, name, agent, code, at(s), at(s+0.01))
+	}
+	lines := []string{
+		write("create", "pods", "p-1", jobAgent, 201, 0.2), // before its binding
+		write("create", "pods/binding", "p-1", scheduler, 201, 1),
+		write("patch", "pods/status", "p-1", scheduler, 200, 1.5),
+		write("patch", "pods", "p-1", gf, 200, 1.8),
+		write("get", "pods", "p-1", gf, 200, 1.9), // not a write
+		write("patch", "pods/status", "p-1", kwok, 200, 2),
+		write("patch", "pods/status", "p-1", kwok, 422, 4),
+		write("create", "pods/binding", "p-2", scheduler, 409, 0.5),
+		write("create", "pods/binding", "p-2", scheduler, 201, 1),
+		write("patch", "pods/status", "p-2", kwok, 200, 2),
+		write("patch", "pods", "p-3", gf, 200, -1), // no binding in the log: counted from its start
+		write("patch", "pods/status", "p-3", kwok, 200, -0.5),
+		write("patch", "pods", "p-3", gf, 200, 2.5),
+		write("patch", "pods/status", "p-3", kwok, 200, 3),
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	phases := []record.Phase{{Name: "train", Start: at(0.1), End: at(10)}}
+	var res TrainResult
+	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]map[string]*WritesBefore{
+		"kwok": {"ns": {
+			"once":  {Pods: 2, ByPod: map[string]int{"1": 1, "2": 1}, Writes: map[string]int{"scheduler create pods/binding": 1, "ghostfleet patch pods": 2}},
+			"again": {Pods: 1, ByPod: map[string]int{"3": 1}, Writes: map[string]int{"scheduler create pods/binding": 1, "scheduler patch pods/status": 1, "ghostfleet patch pods": 1}},
+		}},
+		"scheduler": {"ns": {"once": {Pods: 1, ByPod: map[string]int{"0": 1}, Writes: map[string]int{}}}},
+	}
+	for by, nss := range want {
+		for ns, groups := range nss {
+			for group, w := range groups {
+				if got := res.WritesBeforeFirst[by][ns][group]; got == nil || fmt.Sprint(*got) != fmt.Sprint(*w) {
+					t.Errorf("%s %s %s: %+v, want %+v", by, ns, group, got, *w)
+				}
+			}
+			if len(res.WritesBeforeFirst[by][ns]) != len(groups) {
+				t.Errorf("%s %s: groups %v, want %d", by, ns, res.WritesBeforeFirst[by][ns], len(groups))
+			}
+		}
+	}
+	if len(res.WritesBeforeFirst) != len(want) {
+		t.Errorf("clients %v, want %d", res.WritesBeforeFirst, len(want))
+	}
+}
+
 // watchLine is one audit event of a watch of pods in every namespace,
 // asking timeoutSeconds (none when 0).
 func watchLine(stage, agent string, code, timeoutSeconds int, received, at time.Time) string {

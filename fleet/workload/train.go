@@ -271,6 +271,12 @@ type TrainResult struct {
 	// previous one, and how many first writes and how many later ones
 	// failed.
 	StatusRewrites map[string]map[string]*StatusRewrites `json:"statusRewrites,omitempty"`
+	// WritesBeforeFirst are, by client, namespace and "once" or
+	// "again", the other clients' writes to each pod the client wrote
+	// the status of once, or more, in the phases, from the pod's binding
+	// to the client's first write (see WritesBefore): a watch delivers
+	// each as a copy of the pod without that write.
+	WritesBeforeFirst map[string]map[string]map[string]*WritesBefore `json:"writesBeforeFirst,omitempty"`
 	// SchedulerTokens are, by phase, how deep the scheduler's own client
 	// drew its token bucket, replayed from the audit log with the
 	// fleet's settings (MeterSources.SchedulerClient); nil without both.

@@ -99,7 +99,11 @@ control plane, read from each source as each phase ends:
     resource and code (.auditedFailures); the pods by how many status
     writes each client sent for each, by namespace (.podStatusWrites),
     and each write to a pod written before, timed from the one before,
-    with how many first and later writes failed (.statusRewrites); if
+    with how many first and later writes failed (.statusRewrites), and
+    the other clients' writes to each pod from its binding to the
+    client's first write, for pods written once and again
+    (.writesBeforeFirst: a watch delivers each as a copy without that
+    write); if
     the policy logs watches, each client's watches of each resource
     opened and ended, and those ended before their own timeout, with
     how long they had lived (.auditedWatches); the
@@ -429,6 +433,12 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			if re := r.StatusRewrites[by][ns]; re != nil {
 				fmt.Fprintf(w, "    each write after a pod's first came %.2fs after the one before at the median (%.2fs at the least, %.2fs at most); failed: %d first writes, %d later ones\n",
 					re.Gap.P50, re.MinGap, re.Gap.Max, re.FailedFirst, re.FailedLater)
+			}
+			for _, group := range []string{"once", "again"} {
+				if b := r.WritesBeforeFirst[by][ns][group]; b != nil {
+					fmt.Fprintf(w, "    the others' writes to each pod written %s (%d), from its binding to the first write: %s; %s\n",
+						group, b.Pods, byCount(b.ByPod), counted(b.Writes, 4))
+				}
 			}
 		}
 	}
