@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
 	"github.com/ghostfleet/ghostfleet/fleet/record"
@@ -129,10 +130,15 @@ type auditLog struct {
 	// the phases or not, by pod.
 	podWrites map[podRef][]podWrite
 	// watches are the phases' watches by who watched what, and how long
-	// each that ended early had lived (see AuditedWatches).
+	// each that ended early had lived (see AuditedWatches); started, the
+	// watches that started and have not ended yet, by audit ID.
 	watches    map[string]map[string]*AuditedWatches
-	earlyLived map[[2]string][]time.Duration
-	skipped    int
+	earlyLived map[phaseKey][]time.Duration
+	started    map[types.UID]bool
+	// opened is when each client's watches of each resource started
+	// ("kwok-controller pods"), in the phases or not.
+	opened  map[string][]time.Time
+	skipped int
 	// scheduler is when the apiserver received each request of the
 	// scheduler's own client (schedulerClient), in or out of the phases.
 	scheduler []time.Time
@@ -209,35 +215,64 @@ func annotatedSeconds(annotations map[string]string, key string) float64 {
 // AuditedWatches are one client's watches of one resource in a phase,
 // from the audit log, when the fleet's audit policy logs watches (the
 // built-in policies do not; see the profile of F's thirty-seventh
-// sitting): Opened, received in the phase (a watch is logged as its
-// response starts); Ended, whose response ended in the phase, whenever
-// it was opened; and of those EndedEarly, more than a second before the
-// timeout its request asked for (timeoutSeconds): closed by the
-// apiserver (apiserver_terminated_watchers_total counts those it closed
-// because their client fell behind) or by the client, and EarlyLived,
-// how long those had lived, in seconds. A watch refused before it
-// started (410 Gone for a resource version too old) is an ordinary
-// request: in AuditedRequests, AuditedTimes and AuditedFailures, not
-// here. Opened watches are in AuditedRequests too, but not in
-// AuditedTimes: a watch's time is its life.
+// sitting): Opened, received in the phase and started (a watch is
+// logged as its response starts); Ended, whose response ended in the
+// phase, whenever it was opened; and of those EndedEarly, more than a
+// second before the timeout its request asked for (timeoutSeconds):
+// closed by the apiserver (apiserver_terminated_watchers_total counts
+// those it closed because their client fell behind) or by the client,
+// EarlyLived, how long those had lived, in seconds, and
+// EarlyWithinSecond, how many of them within a second of being opened
+// (as does a watch from a resource version too old: the apiserver's
+// cache answers it 200, with a 410 Gone error event in it). A watch
+// refused before it started (its response's code 300 or more) is an
+// ordinary request, in AuditedRequests, AuditedTimes and
+// AuditedFailures; a watch that started is in none of those: its time
+// is its life.
 type AuditedWatches struct {
-	Opened     int          `json:"opened"`
-	Ended      int          `json:"ended"`
-	EndedEarly int          `json:"endedEarly"`
-	EarlyLived *Percentiles `json:"earlyLived,omitempty"`
+	Opened            int          `json:"opened"`
+	Ended             int          `json:"ended"`
+	EndedEarly        int          `json:"endedEarly"`
+	EarlyWithinSecond int          `json:"earlyWithinSecond"`
+	EarlyLived        *Percentiles `json:"earlyLived,omitempty"`
+}
+
+// phaseKey is a key of a phase's counts ("kwok-controller pods").
+type phaseKey struct{ phase, key string }
+
+// watchEvent counts a watch's start, or its end, by key (see
+// AuditedWatches), and reports whether it did: a watch refused before
+// it started is an ordinary request, left to the caller. Its start and
+// end are paired by audit ID; an end whose start the log does not hold
+// (a watch opened before the run) ended a watch that started if it is
+// ResponseComplete with a code below 300.
+func (l *auditLog) watchEvent(ev auditv1.Event, key string, phases []record.Phase) bool {
+	refused := ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 300
+	switch {
+	case ev.Stage == auditv1.StageResponseStarted && refused: // counted as it completes
+		return true
+	case ev.Stage == auditv1.StageResponseStarted:
+		l.started[ev.AuditID] = true
+		l.opened[key] = append(l.opened[key], ev.RequestReceivedTimestamp.Time)
+		if phase := phaseAt(phases, ev.RequestReceivedTimestamp.Time); phase >= 0 {
+			l.watchesOf(phases[phase].Name, key).Opened++
+		}
+		return true
+	case l.started[ev.AuditID] || ev.Stage == auditv1.StageResponseComplete && !refused:
+		delete(l.started, ev.AuditID)
+		l.watchEnded(ev, key, phases)
+		return true
+	}
+	return false
 }
 
 // watchesOf is the phase's watches by key, made when first asked for.
 func (l *auditLog) watchesOf(phase, key string) *AuditedWatches {
-	if l.watches[phase] == nil {
-		l.watches[phase] = map[string]*AuditedWatches{}
+	m := inner(l.watches, phase)
+	if m[key] == nil {
+		m[key] = &AuditedWatches{}
 	}
-	w := l.watches[phase][key]
-	if w == nil {
-		w = &AuditedWatches{}
-		l.watches[phase][key] = w
-	}
-	return w
+	return m[key]
 }
 
 // watchEnded counts a watch that ran and ended, by key, in the phase
@@ -248,14 +283,25 @@ func (l *auditLog) watchEnded(ev auditv1.Event, key string, phases []record.Phas
 	if phase < 0 {
 		return
 	}
-	name := phases[phase].Name
-	w := l.watchesOf(name, key)
+	k := phaseKey{phases[phase].Name, key}
+	w := l.watchesOf(k.phase, key)
 	w.Ended++
 	lived := ended.Sub(ev.RequestReceivedTimestamp.Time)
 	if timeout, ok := watchTimeout(ev.RequestURI); ok && lived < timeout-time.Second {
 		w.EndedEarly++
-		l.earlyLived[[2]string{name, key}] = append(l.earlyLived[[2]string{name, key}], lived)
+		if lived < time.Second {
+			w.EarlyWithinSecond++
+		}
+		l.earlyLived[k] = append(l.earlyLived[k], lived)
 	}
+}
+
+// inner is m[k], made when missing.
+func inner[K, K2 comparable, V any](m map[K]map[K2]V, k K) map[K2]V {
+	if m[k] == nil {
+		m[k] = map[K2]V{}
+	}
+	return m[k]
 }
 
 // watchTimeout is the timeout a watch's request asked for, from its
@@ -286,11 +332,12 @@ func auditLogSize(path string) int64 {
 // readAuditLog reads the requests in the audit log at path, from offset
 // on, each once (at the stage that ends it): those received in phases,
 // counted, timed and, if they failed, counted by their answer; those for
-// pods and Jobs in namespace by object too, and every pod's status
-// writes by client; the scheduler's own client's, in phases or not, by
-// when received, but for its watches, which draw no token. A watch is
-// counted as its response starts and, if it ran, in AuditedWatches as
-// it ends (a watch that panicked after it started is counted twice). A
+// pods and Jobs in namespace by object too, every pod's status writes by
+// client, and every write to a pod in the phases or not; the
+// scheduler's own client's, in phases or not, by when received, but for
+// its watches, which draw no token (client-go's limiter holds a watch
+// only when it retries one after a Retry-After). A watch that started is
+// counted in AuditedWatches as it starts and as it ends (watchEvent). A
 // line that is not an event (a write cut short) is skipped and counted;
 // a last line without its newline is one the apiserver is still
 // writing, and is left out.
@@ -304,7 +351,8 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 		return auditLog{}, fmt.Errorf("%s: %w", path, err)
 	}
 	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}, times: map[string]map[string]AuditedTimes{}, failures: map[string]map[string]int{},
-		statusWrites: map[statusWriter][]statusWrite{}, podWrites: map[podRef][]podWrite{}, watches: map[string]map[string]*AuditedWatches{}, earlyLived: map[[2]string][]time.Duration{}}
+		statusWrites: map[statusWriter][]statusWrite{}, podWrites: map[podRef][]podWrite{},
+		watches: map[string]map[string]*AuditedWatches{}, earlyLived: map[phaseKey][]time.Duration{}, started: map[types.UID]bool{}, opened: map[string][]time.Time{}}
 	for _, ph := range phases {
 		out.counts[ph.Name] = map[string]int{}
 		out.times[ph.Name] = map[string]AuditedTimes{}
@@ -315,7 +363,7 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 		text, err := r.ReadBytes('\n')
 		if err == io.EOF {
 			for k, lived := range out.earlyLived {
-				out.watches[k[0]][k[1]].EarlyLived = new(Summarise(lived))
+				out.watches[k.phase][k.key].EarlyLived = new(Summarise(lived))
 			}
 			return out, nil
 		}
@@ -329,7 +377,13 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 		}
 		received := ev.RequestReceivedTimestamp.Time
 		watch := ev.Verb == "watch"
-		if ev.Stage != auditv1.StageResponseComplete && ev.Stage != auditv1.StagePanic && (!watch || ev.Stage != auditv1.StageResponseStarted) {
+		switch ev.Stage {
+		case auditv1.StageResponseComplete, auditv1.StagePanic:
+		case auditv1.StageResponseStarted:
+			if !watch {
+				continue
+			}
+		default:
 			continue
 		}
 		resource, _, _ := strings.Cut(ev.RequestURI, "?")
@@ -342,11 +396,10 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 		by := clientName(ev.UserAgent)
 		key := by + " " + ev.Verb + " " + resource
 		ok := ev.Stage == auditv1.StageResponseComplete && (ev.ResponseStatus == nil || ev.ResponseStatus.Code < 300)
-		if by == schedulerClient && !watch { // client-go does not rate limit watches
+		if by == schedulerClient && !watch {
 			out.scheduler = append(out.scheduler, received)
 		}
-		if watch && ok { // a watch that ran, ended; counted as it started
-			out.watchEnded(ev, by+" "+resource, phases)
+		if watch && out.watchEvent(ev, by+" "+resource, phases) {
 			continue
 		}
 		if o := ev.ObjectRef; o != nil && isPodWrite(ev.Verb, resource) {
@@ -359,10 +412,6 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 		}
 		name := phases[phase].Name
 		out.counts[name][key]++
-		if watch && ev.Stage == auditv1.StageResponseStarted {
-			out.watchesOf(name, by+" "+resource).Opened++
-			continue
-		}
 		t := out.times[name][key]
 		t.add(received, ev.StageTimestamp.Time, ev.Annotations)
 		out.times[name][key] = t
@@ -558,7 +607,7 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 	if len(l.watches) > 0 {
 		res.AuditedWatches = l.watches
 	}
-	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites)
+	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites, l.opened)
 	res.WritesBeforeFirst = writesBefore(l.statusWrites, l.podWrites)
 	if scheduler.QPS > 0 && scheduler.Burst > 0 {
 		res.SchedulerTokens = drawTokens(l.scheduler, scheduler, phases)
@@ -628,20 +677,20 @@ type (
 // sent for each: by client, namespace, then the count (see
 // TrainResult.PodStatusWrites); nil when there are none.
 func podsByWrites(writes map[statusWriter][]statusWrite) map[string]map[string]map[string]int {
-	var out map[string]map[string]map[string]int
+	out := map[string]map[string]map[string]int{}
 	for w, sent := range writes {
-		if out == nil {
-			out = map[string]map[string]map[string]int{}
-		}
-		if out[w.by] == nil {
-			out[w.by] = map[string]map[string]int{}
-		}
-		if out[w.by][w.namespace] == nil {
-			out[w.by][w.namespace] = map[string]int{}
-		}
-		out[w.by][w.namespace][strconv.Itoa(len(sent))]++
+		inner(inner(out, w.by), w.namespace)[strconv.Itoa(len(sent))]++
 	}
-	return out
+	return nilIfEmpty(out)
+}
+
+// nilIfEmpty is m, or nil when it is empty, for a record field that is
+// left out when there is nothing in it.
+func nilIfEmpty[K comparable, V any](m map[K]V) map[K]V {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // StatusRewrites are one client's status writes to pods of one namespace
@@ -649,32 +698,45 @@ func podsByWrites(writes map[statusWriter][]statusWrite) map[string]map[string]m
 // write's previous one to the same pod to it, both as the apiserver
 // received them (seconds), and the shortest (MinGap); and, of the pods
 // written more than once, how many first writes failed (FailedFirst)
-// and how many later ones (FailedLater).
+// and how many later ones (FailedLater). AfterWatchOpened counts the
+// later writes received after the client opened a watch of pods since
+// the write before: a watch opened again replays the changes since the
+// resource version it asks for. It is 0 when the audit policy logs no
+// watch.
 type StatusRewrites struct {
-	Gap         Percentiles `json:"gap"`
-	MinGap      float64     `json:"minGap"`
-	FailedFirst int         `json:"failedFirst"`
-	FailedLater int         `json:"failedLater"`
+	Gap              Percentiles `json:"gap"`
+	MinGap           float64     `json:"minGap"`
+	FailedFirst      int         `json:"failedFirst"`
+	FailedLater      int         `json:"failedLater"`
+	AfterWatchOpened int         `json:"afterWatchOpened"`
 }
 
+// byReceived orders status writes as the apiserver received them.
+func byReceived(a, b statusWrite) int { return a.received.Compare(b.received) }
+
 // rewrites are the StatusRewrites of every client and namespace with a
-// pod written to more than once, by client then namespace; nil when
-// there are none.
-func rewrites(writes map[statusWriter][]statusWrite) map[string]map[string]*StatusRewrites {
+// pod written to more than once, by client then namespace, given when
+// each client's watches started (opened, by "client resource"); nil
+// when there are none.
+func rewrites(writes map[statusWriter][]statusWrite, opened map[string][]time.Time) map[string]map[string]*StatusRewrites {
 	type group struct{ by, namespace string }
 	gaps := map[group][]time.Duration{}
 	failed := map[group][2]int{}
+	afterWatch := map[group]int{}
 	for w, sent := range writes {
 		if len(sent) < 2 {
 			continue
 		}
 		g := group{w.by, w.namespace}
 		sent = slices.Clone(sent)
-		slices.SortFunc(sent, func(a, b statusWrite) int { return a.received.Compare(b.received) })
+		slices.SortFunc(sent, byReceived)
 		f := failed[g]
 		for i, s := range sent {
 			if i > 0 {
 				gaps[g] = append(gaps[g], s.received.Sub(sent[i-1].received))
+				if slices.ContainsFunc(opened[w.by+" pods"], func(t time.Time) bool { return t.After(sent[i-1].received) && t.Before(s.received) }) {
+					afterWatch[g]++
+				}
 			}
 			if !s.ok {
 				f[min(i, 1)]++
@@ -682,17 +744,12 @@ func rewrites(writes map[statusWriter][]statusWrite) map[string]map[string]*Stat
 		}
 		failed[g] = f
 	}
-	var out map[string]map[string]*StatusRewrites
+	out := map[string]map[string]*StatusRewrites{}
 	for g, d := range gaps {
-		if out == nil {
-			out = map[string]map[string]*StatusRewrites{}
-		}
-		if out[g.by] == nil {
-			out[g.by] = map[string]*StatusRewrites{}
-		}
-		out[g.by][g.namespace] = &StatusRewrites{Gap: Summarise(d), MinGap: slices.Min(d).Seconds(), FailedFirst: failed[g][0], FailedLater: failed[g][1]}
+		inner(out, g.by)[g.namespace] = &StatusRewrites{Gap: Summarise(d), MinGap: slices.Min(d).Seconds(),
+			FailedFirst: failed[g][0], FailedLater: failed[g][1], AfterWatchOpened: afterWatch[g]}
 	}
-	return out
+	return nilIfEmpty(out)
 }
 
 // podRef is a pod; podWrite is one write to it, its status or its
@@ -718,15 +775,17 @@ func isPodWrite(verb, resource string) bool {
 }
 
 // WritesBefore are the other clients' writes to the pods one client
-// wrote the status of once in the phases, or more than once: Pods, how
-// many; for each pod, the writes by any other client to it, its status
-// or its binding (failed ones too) received from its binding (the last
-// successful one before the client's first write; from the run's start
-// when the log holds none) to the client's first status write of it in
-// the phases, the binding included. Each such write is a change of the
-// pod that a watch of bound pods (kwok's) delivers before the pod's copy
-// with the client's first write: ByPod counts the pods by how many they
-// had, Writes the writes by who sent what ("scheduler create
+// wrote the status of once in the phases (WrittenOnce), or more than
+// once (WrittenAgain): Pods, how many; for each pod, the successful
+// writes by any other client to it, its status or its binding, received
+// from the later of its binding (the last successful one) and the
+// client's own last successful status write of it, both before the
+// client's first status write of it in the phases (from the run's start
+// when the log holds neither), to that first write, the binding
+// included. Each such write changed the pod without the client's write,
+// and a watch of bound pods (kwok's) delivers each as a copy of the pod
+// before the copy with that write: ByPod counts the pods by how many
+// they had, Writes the writes by who sent what ("scheduler create
 // pods/binding").
 type WritesBefore struct {
 	Pods   int            `json:"pods"`
@@ -734,41 +793,41 @@ type WritesBefore struct {
 	Writes map[string]int `json:"writes"`
 }
 
-// writesBefore are, by client, namespace and "once" or "again", the
-// WritesBefore of the pods each client wrote the status of in the
-// phases (status); nil when none was.
+// The groups of WritesBefore: pods a client wrote the status of once in
+// the phases, and more than once.
+const (
+	WrittenOnce  = "once"
+	WrittenAgain = "again"
+)
+
+// writesBefore are, by client, namespace and WrittenOnce or
+// WrittenAgain, the WritesBefore of the pods each client wrote the
+// status of in the phases (status); nil when none was.
 func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]podWrite) map[string]map[string]map[string]*WritesBefore {
-	var out map[string]map[string]map[string]*WritesBefore
+	out := map[string]map[string]map[string]*WritesBefore{}
 	for w, sent := range status {
-		first := slices.MinFunc(sent, func(a, b statusWrite) int { return a.received.Compare(b.received) }).received
+		first := slices.MinFunc(sent, byReceived).received
 		pod := writes[podRef{w.namespace, w.pod}]
 		var from time.Time
 		for _, x := range pod {
-			if x.what == "create "+bindingResource && x.ok && x.received.Before(first) && x.received.After(from) {
+			marks := x.what == "create "+bindingResource || x.by == w.by && strings.HasSuffix(x.what, " "+statusResource)
+			if marks && x.ok && x.received.Before(first) && x.received.After(from) {
 				from = x.received
 			}
 		}
-		group := "once"
+		group := WrittenOnce
 		if len(sent) > 1 {
-			group = "again"
+			group = WrittenAgain
 		}
-		if out == nil {
-			out = map[string]map[string]map[string]*WritesBefore{}
-		}
-		if out[w.by] == nil {
-			out[w.by] = map[string]map[string]*WritesBefore{}
-		}
-		if out[w.by][w.namespace] == nil {
-			out[w.by][w.namespace] = map[string]*WritesBefore{}
-		}
-		b := out[w.by][w.namespace][group]
+		groups := inner(inner(out, w.by), w.namespace)
+		b := groups[group]
 		if b == nil {
 			b = &WritesBefore{ByPod: map[string]int{}, Writes: map[string]int{}}
-			out[w.by][w.namespace][group] = b
+			groups[group] = b
 		}
 		n := 0
 		for _, x := range pod {
-			if x.by != w.by && !x.received.Before(from) && x.received.Before(first) {
+			if x.by != w.by && x.ok && !x.received.Before(from) && x.received.Before(first) {
 				n++
 				b.Writes[x.by+" "+x.what]++
 			}
@@ -776,5 +835,5 @@ func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]pod
 		b.Pods++
 		b.ByPod[strconv.Itoa(n)]++
 	}
-	return out
+	return nilIfEmpty(out)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,9 +196,27 @@ func TestAuditFailuresAndStatusWrites(t *testing.T) {
 	}
 }
 
+// A rewrite counts as after a watch opened when the client opened a
+// watch of pods between it and the write before: another client's
+// watch, or one of another resource, does not count.
+func TestRewritesAfterWatchOpened(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	writes := map[statusWriter][]statusWrite{
+		{"kwok", "ns", "p-1"}: {{at(1), true}, {at(3), false}, {at(5), true}},
+		{"kwok", "ns", "p-2"}: {{at(4), true}, {at(4.5), true}},
+	}
+	opened := map[string][]time.Time{"kwok pods": {at(2)}, "kwok nodes": {at(4.2)}, "scheduler pods": {at(4.2)}}
+	re := rewrites(writes, opened)["kwok"]["ns"]
+	if re == nil || re.AfterWatchOpened != 1 || re.Gap.Count != 3 {
+		t.Errorf("rewrites %+v; want 3, 1 of them (p-1's second) after kwok's pod watch opened", re)
+	}
+}
+
 // Before each client's first status write of a pod in the phases, the
-// other clients' writes to the pod are counted from its last successful
-// binding before that, or from the log's start when it holds none.
+// other clients' successful writes to the pod are counted from its last
+// successful binding or the client's own last successful write before,
+// whichever is later, or from the log's start when it holds neither.
 func TestWritesBefore(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -210,16 +229,19 @@ func TestWritesBefore(t *testing.T) {
 		write("create", "pods/binding", "p-1", scheduler, 201, 1),
 		write("patch", "pods/status", "p-1", scheduler, 200, 1.5),
 		write("patch", "pods", "p-1", gf, 200, 1.8),
-		write("get", "pods", "p-1", gf, 200, 1.9), // not a write
+		write("patch", "pods", "p-1", gf, 409, 1.85), // failed: no copy
+		write("get", "pods", "p-1", gf, 200, 1.9),    // not a write
 		write("patch", "pods/status", "p-1", kwok, 200, 2),
 		write("patch", "pods/status", "p-1", kwok, 422, 4),
 		write("create", "pods/binding", "p-2", scheduler, 409, 0.5),
 		write("create", "pods/binding", "p-2", scheduler, 201, 1),
 		write("patch", "pods/status", "p-2", kwok, 200, 2),
-		write("patch", "pods", "p-3", gf, 200, -1), // no binding in the log: counted from its start
-		write("patch", "pods/status", "p-3", kwok, 200, -0.5),
+		write("patch", "pods", "p-3", gf, 200, -1),            // no binding in the log
+		write("patch", "pods/status", "p-3", kwok, 200, -0.5), // kwok's own, before the phase
 		write("patch", "pods", "p-3", gf, 200, 2.5),
 		write("patch", "pods/status", "p-3", kwok, 200, 3),
+		write("patch", "pods", "p-4", gf, 200, -1), // neither in the log: from its start
+		write("patch", "pods/status", "p-4", kwok, 200, 3),
 	}
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
@@ -232,56 +254,67 @@ func TestWritesBefore(t *testing.T) {
 	}
 	want := map[string]map[string]map[string]*WritesBefore{
 		"kwok": {"ns": {
-			"once":  {Pods: 2, ByPod: map[string]int{"1": 1, "2": 1}, Writes: map[string]int{"scheduler create pods/binding": 1, "ghostfleet patch pods": 2}},
-			"again": {Pods: 1, ByPod: map[string]int{"3": 1}, Writes: map[string]int{"scheduler create pods/binding": 1, "scheduler patch pods/status": 1, "ghostfleet patch pods": 1}},
+			WrittenOnce:  {Pods: 3, ByPod: map[string]int{"1": 3}, Writes: map[string]int{"scheduler create pods/binding": 1, "ghostfleet patch pods": 2}},
+			WrittenAgain: {Pods: 1, ByPod: map[string]int{"3": 1}, Writes: map[string]int{"scheduler create pods/binding": 1, "scheduler patch pods/status": 1, "ghostfleet patch pods": 1}},
 		}},
-		"scheduler": {"ns": {"once": {Pods: 1, ByPod: map[string]int{"0": 1}, Writes: map[string]int{}}}},
+		"scheduler": {"ns": {WrittenOnce: {Pods: 1, ByPod: map[string]int{"0": 1}, Writes: map[string]int{}}}},
 	}
-	for by, nss := range want {
-		for ns, groups := range nss {
-			for group, w := range groups {
-				if got := res.WritesBeforeFirst[by][ns][group]; got == nil || fmt.Sprint(*got) != fmt.Sprint(*w) {
-					t.Errorf("%s %s %s: %+v, want %+v", by, ns, group, got, *w)
-				}
-			}
-			if len(res.WritesBeforeFirst[by][ns]) != len(groups) {
-				t.Errorf("%s %s: groups %v, want %d", by, ns, res.WritesBeforeFirst[by][ns], len(groups))
-			}
-		}
-	}
-	if len(res.WritesBeforeFirst) != len(want) {
-		t.Errorf("clients %v, want %d", res.WritesBeforeFirst, len(want))
+	if got, want := dump(res.WritesBeforeFirst), dump(want); got != want {
+		t.Errorf("writes before the first:\n%s\nwant\n%s", got, want)
 	}
 }
 
-// watchLine is one audit event of a watch of pods in every namespace,
-// asking timeoutSeconds (none when 0).
-func watchLine(stage, agent string, code, timeoutSeconds int, received, at time.Time) string {
+// dump is writes before the first, a line per client, namespace and
+// group, in order.
+func dump(m map[string]map[string]map[string]*WritesBefore) string {
+	var lines []string
+	for by, nss := range m {
+		for ns, groups := range nss {
+			for group, w := range groups {
+				lines = append(lines, fmt.Sprintf("%s %s %s: %+v", by, ns, group, *w))
+			}
+		}
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// watchLine is one audit event of the watch id of pods in every
+// namespace, asking timeoutSeconds (none when 0).
+func watchLine(id, stage, agent string, code, timeoutSeconds int, received, at time.Time) string {
 	uri := "/api/v1/pods?watch=true"
 	if timeoutSeconds > 0 {
 		uri += fmt.Sprintf("&timeoutSeconds=%d", timeoutSeconds)
 	}
-	return fmt.Sprintf(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","stage":%q,"verb":"watch","requestURI":%q,"userAgent":%q,"objectRef":{"resource":"pods"},"responseStatus":{"code":%d},"requestReceivedTimestamp":%q,"stageTimestamp":%q}`,
-		stage, uri, agent, code, received.Format(metav1.RFC3339Micro), at.Format(metav1.RFC3339Micro))
+	return fmt.Sprintf(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":%q,"stage":%q,"verb":"watch","requestURI":%q,"userAgent":%q,"objectRef":{"resource":"pods"},"responseStatus":{"code":%d},"requestReceivedTimestamp":%q,"stageTimestamp":%q}`,
+		id, stage, uri, agent, code, received.Format(metav1.RFC3339Micro), at.Format(metav1.RFC3339Micro))
 }
 
 // Watches count as opened in the phase they were received in, and as
 // ended (early, before their own timeout, or not) in the phase they
-// ended in, whenever opened; a refused one is an ordinary failed request.
+// ended in, whenever opened; a refused one is an ordinary failed request,
+// and one that started is not a request at all.
 func TestAuditWatches(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	kwok, scheduler := "kwok/v0.8.0 (linux/amd64)", "kube-scheduler/v1.36.3 (linux/amd64) kubernetes/abc/scheduler"
 	lines := []string{
-		watchLine("ResponseComplete", kwok, 200, 300, at(-100), at(2)),        // closed 102 s into its 300
-		watchLine("ResponseStarted", kwok, 200, 300, at(2.1), at(2.1)),        // opened again, still open
-		watchLine("ResponseComplete", scheduler, 200, 300, at(-300), at(0.5)), // timed out
-		watchLine("ResponseComplete", kwok, 410, 300, at(3), at(3.01)),        // refused
+		watchLine("w1", "ResponseComplete", kwok, 200, 300, at(-100), at(2)), // closed 102 s into its 300
+		watchLine("w2", "ResponseStarted", kwok, 200, 300, at(2.1), at(2.1)), // opened again, still open
+		watchLine("w3", "ResponseComplete", scheduler, 200, 300, at(-300), at(0.5)),
+		watchLine("w4", "ResponseStarted", kwok, 403, 300, at(3), at(3.01)), // refused
+		watchLine("w4", "ResponseComplete", kwok, 403, 300, at(3), at(3.01)),
 		auditLine("ResponseComplete", "list", "pods", "", kwok, 200, at(4), at(4.5)),
 		auditLine("ResponseComplete", "list", "pods", "", scheduler, 200, at(5), at(5.1)),
-		watchLine("ResponseComplete", scheduler, 410, 300, at(6), at(6.01)),
-		watchLine("ResponseComplete", kwok, 200, 0, at(11), at(12)),  // asked no timeout
-		watchLine("ResponseStarted", kwok, 200, 300, at(40), at(40)), // after the run
+		watchLine("w6", "ResponseStarted", scheduler, 429, 300, at(6), at(6.01)), // refused
+		watchLine("w6", "ResponseComplete", scheduler, 429, 300, at(6), at(6.01)),
+		watchLine("w7", "ResponseStarted", kwok, 200, 300, at(7), at(7)), // ended at once
+		watchLine("w7", "ResponseComplete", kwok, 200, 300, at(7), at(7.005)),
+		watchLine("w8", "ResponseStarted", kwok, 200, 300, at(8), at(8)), // panicked after a second
+		watchLine("w8", "Panic", kwok, 500, 300, at(8), at(9)),
+		watchLine("w9", "ResponseComplete", scheduler, 200, 300, at(-298), at(1)), // a second short of its timeout
+		watchLine("w10", "ResponseComplete", kwok, 200, 0, at(11), at(12)),        // asked no timeout
+		watchLine("w11", "ResponseStarted", kwok, 200, 300, at(40), at(40)),       // after the run
 	}
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
@@ -292,9 +325,8 @@ func TestAuditWatches(t *testing.T) {
 	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{QPS: 50, Burst: 100}); err != nil {
 		t.Fatal(err)
 	}
-	lived := Percentiles{Count: 1, P50: 102, P90: 102, P99: 102, Max: 102}
 	want := map[string]map[string]AuditedWatches{
-		"train": {"kwok pods": {Opened: 1, Ended: 1, EndedEarly: 1, EarlyLived: &lived}, "scheduler pods": {Ended: 1}},
+		"train": {"kwok pods": {Opened: 3, Ended: 3, EndedEarly: 3, EarlyWithinSecond: 1}, "scheduler pods": {Ended: 2}},
 		"hold":  {"kwok pods": {Ended: 1}},
 	}
 	if len(res.AuditedWatches) != len(want) {
@@ -306,24 +338,34 @@ func TestAuditWatches(t *testing.T) {
 		}
 		for key, w := range keys {
 			got := res.AuditedWatches[phase][key]
-			if got == nil || got.Opened != w.Opened || got.Ended != w.Ended || got.EndedEarly != w.EndedEarly || fmt.Sprint(got.EarlyLived) != fmt.Sprint(w.EarlyLived) {
-				t.Errorf("%s %s: watches %+v, want %+v", phase, key, got, w)
+			if got == nil {
+				t.Errorf("%s %s: no watches, want %+v", phase, key, w)
+				continue
+			}
+			lived := got.EarlyLived
+			got2 := *got
+			got2.EarlyLived = nil
+			if got2 != w {
+				t.Errorf("%s %s: watches %+v, want %+v", phase, key, got2, w)
+			}
+			if (lived != nil) != (w.EndedEarly > 0) || lived != nil && (lived.Count != w.EndedEarly || lived.Max != 102) {
+				t.Errorf("%s %s: early ones lived %+v; want %d, the longest 102 s", phase, key, lived, w.EndedEarly)
 			}
 		}
 	}
-	counts := map[string]int{"kwok watch pods": 2, "kwok list pods": 1, "scheduler list pods": 1, "scheduler watch pods": 1}
+	counts := map[string]int{"kwok watch pods": 1, "kwok list pods": 1, "scheduler list pods": 1, "scheduler watch pods": 1}
 	if fmt.Sprint(res.AuditedRequests["train"]) != fmt.Sprint(counts) {
-		t.Errorf("train's requests %v, want %v (kwok's opened watch and the refused ones)", res.AuditedRequests["train"], counts)
-	}
-	// The scheduler's watches draw no token from its client's limiter.
-	if tok := res.SchedulerTokens["train"]; tok == nil || tok.Requests != 1 {
-		t.Errorf("scheduler's tokens %+v, want its list's only", tok)
+		t.Errorf("train's requests %v, want %v (the refused watches, not those that started)", res.AuditedRequests["train"], counts)
 	}
 	if got := res.AuditedTimes["train"]["kwok watch pods"].Seconds; math.Abs(got-0.01) > 1e-9 {
 		t.Errorf("time on kwok's watches %v s, want the refused one's 0.01 s only", got)
 	}
-	if f := res.AuditedFailures["train"]; fmt.Sprint(f) != fmt.Sprint(map[string]int{"kwok watch pods 410": 1, "scheduler watch pods 410": 1}) {
-		t.Errorf("train's failures %v, want the refused watches' 410s", f)
+	if f := res.AuditedFailures["train"]; fmt.Sprint(f) != fmt.Sprint(map[string]int{"kwok watch pods 403": 1, "scheduler watch pods 429": 1}) {
+		t.Errorf("train's failures %v, want the refused watches' 403 and 429 (not the panic after a start)", f)
+	}
+	// The scheduler's watches draw no token from its client's limiter.
+	if tok := res.SchedulerTokens["train"]; tok == nil || tok.Requests != 1 {
+		t.Errorf("scheduler's tokens %+v, want its list's only", tok)
 	}
 }
 

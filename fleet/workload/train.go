@@ -255,7 +255,7 @@ type TrainResult struct {
 	// who watched what ("kwok-controller pods"): opened, ended, and
 	// ended before their own timeout (see AuditedWatches); nil when the
 	// log holds none in the phases (the fleet's audit policy may log no
-	// watch).
+	// watch). A watch that started is not in AuditedRequests.
 	AuditedWatches map[string]map[string]*AuditedWatches `json:"auditedWatches,omitempty"`
 	// PodStatusWrites count the fleet's pods by how many status writes
 	// (PATCHes and PUTs of pods/status, failed ones too) each client
@@ -274,8 +274,9 @@ type TrainResult struct {
 	// WritesBeforeFirst are, by client, namespace and "once" or
 	// "again", the other clients' writes to each pod the client wrote
 	// the status of once, or more, in the phases, from the pod's binding
-	// to the client's first write (see WritesBefore): a watch delivers
-	// each as a copy of the pod without that write.
+	// or the client's own write before, to the client's first write in
+	// the phases (see WritesBefore): a watch delivers each as a copy of
+	// the pod without that write.
 	WritesBeforeFirst map[string]map[string]map[string]*WritesBefore `json:"writesBeforeFirst,omitempty"`
 	// SchedulerTokens are, by phase, how deep the scheduler's own client
 	// drew its token bucket, replayed from the audit log with the

@@ -95,9 +95,40 @@ func TestWatches(t *testing.T) {
 		"kwok-controller pods": {Opened: 9, Ended: 9, EndedEarly: 9, EarlyLived: &workload.Percentiles{Count: 9, P50: 41.2}},
 		"ghostfleet pods":      {Opened: 1},
 	}
-	want := "kwok-controller pods opened 9, ended 9 (9 before their timeout, after 41.20s at the median); scheduler pods opened 0, ended 1; ghostfleet pods opened 1, ended 0"
+	want := "kwok-controller pods opened 9, ended 9 (9 before their timeout, 0 within a second, after 41.20s at the median); scheduler pods opened 0, ended 1; ghostfleet pods opened 1, ended 0"
 	if got := watches(ws); got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// train's summary says, under each namespace's pods by a client's
+// status writes, the rewrites (after a watch opened only where the audit
+// log holds watches) and the others' writes before the first, pods
+// written once before those written again.
+func TestPrintWritesBefore(t *testing.T) {
+	var r runs.TrainResult
+	r.PodStatusWrites = map[string]map[string]map[string]int{"kwok-controller": {"gf-train": {"1": 87, "2": 813}}}
+	r.WritesBeforeFirst = map[string]map[string]map[string]*workload.WritesBefore{"kwok-controller": {"gf-train": {
+		workload.WrittenAgain: {Pods: 813, ByPod: map[string]int{"1": 800, "2": 13}, Writes: map[string]int{"scheduler create pods/binding": 813, "ghostfleet patch pods": 13}},
+		workload.WrittenOnce:  {Pods: 87, ByPod: map[string]int{"1": 87}, Writes: map[string]int{"scheduler create pods/binding": 87}},
+	}}}
+	r.StatusRewrites = map[string]map[string]*workload.StatusRewrites{"kwok-controller": {"gf-train": {
+		Gap: workload.Percentiles{Count: 813, P50: 2.51, Max: 5.63}, MinGap: 0.61, FailedLater: 813, AfterWatchOpened: 800}}}
+	var b strings.Builder
+	printTrain(&b, r)
+	if strings.Contains(b.String(), "opened a watch") {
+		t.Errorf("summary counts rewrites after a watch opened on a fleet whose audit log holds no watch:\n%s", b.String())
+	}
+	r.AuditedWatches = map[string]map[string]*workload.AuditedWatches{"train": {"kwok-controller pods": {Opened: 11, Ended: 11}}}
+	b.Reset()
+	printTrain(&b, r)
+	want := "  pods in gf-train by kwok-controller's status writes to each: 87 with 1, 813 with 2\n" +
+		"    each write after a pod's first came 2.51s after the one before at the median (0.61s at the least, 5.63s at most); failed: 0 first writes, 813 later ones\n" +
+		"    800 of those writes came after kwok-controller opened a watch of pods since the write before\n" +
+		"    the others' writes to each pod written once (87), since its binding or the write before, to the first: 87 with 1; 87 in all (scheduler create pods/binding 87)\n" +
+		"    the others' writes to each pod written again (813), since its binding or the write before, to the first: 800 with 1, 13 with 2; 826 in all (scheduler create pods/binding 813, ghostfleet patch pods 13)\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
 	}
 }
 

@@ -99,14 +99,16 @@ control plane, read from each source as each phase ends:
     resource and code (.auditedFailures); the pods by how many status
     writes each client sent for each, by namespace (.podStatusWrites),
     and each write to a pod written before, timed from the one before,
-    with how many first and later writes failed (.statusRewrites), and
-    the other clients' writes to each pod from its binding to the
-    client's first write, for pods written once and again
+    with how many first and later writes failed, and, if the policy
+    logs watches, how many came after the client opened a watch of pods
+    since the write before (.statusRewrites), and
+    the other clients' writes to each pod from its binding (or the
+    client's own write before) to the client's first write in the run,
+    for pods written once and again
     (.writesBeforeFirst: a watch delivers each as a copy without that
-    write); if
-    the policy logs watches, each client's watches of each resource
-    opened and ended, and those ended before their own timeout, with
-    how long they had lived (.auditedWatches); the
+    write); if the policy logs watches, each client's watches of each
+    resource opened and ended, and those ended before their own
+    timeout, with how long they had lived (.auditedWatches); the
     most of kube-scheduler's client tokens its
     requests drew at once, its token bucket replayed over them with the
     profile's QPS and burst (.schedulerTokens: drawn to the burst means
@@ -433,10 +435,13 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			if re := r.StatusRewrites[by][ns]; re != nil {
 				fmt.Fprintf(w, "    each write after a pod's first came %.2fs after the one before at the median (%.2fs at the least, %.2fs at most); failed: %d first writes, %d later ones\n",
 					re.Gap.P50, re.MinGap, re.Gap.Max, re.FailedFirst, re.FailedLater)
+				if r.AuditedWatches != nil {
+					fmt.Fprintf(w, "    %d of those writes came after %s opened a watch of pods since the write before\n", re.AfterWatchOpened, by)
+				}
 			}
-			for _, group := range []string{"once", "again"} {
+			for _, group := range []string{workload.WrittenOnce, workload.WrittenAgain} {
 				if b := r.WritesBeforeFirst[by][ns][group]; b != nil {
-					fmt.Fprintf(w, "    the others' writes to each pod written %s (%d), from its binding to the first write: %s; %s\n",
+					fmt.Fprintf(w, "    the others' writes to each pod written %s (%d), since its binding or the write before, to the first: %s; %s\n",
 						group, b.Pods, byCount(b.ByPod), counted(b.Writes, 4))
 				}
 			}
@@ -445,17 +450,18 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 	printRequests(w, r.Requests)
 }
 
-// watches lists each client's watches of each resource, those that ended
+// watches lists each client's watches of each resource, the most ended
 // first: "kwok-controller pods opened 9, ended 9 (9 before their
-// timeout, after 41.20s at the median); scheduler pods opened 0, ended 1".
+// timeout, 0 within a second, after 41.20s at the median); scheduler
+// pods opened 0, ended 1".
 func watches(ws map[string]*workload.AuditedWatches) string {
 	keys := slices.Sorted(maps.Keys(ws))
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(ws[b].Ended, ws[a].Ended) })
 	parts := []string{}
 	for _, k := range keys {
 		part := fmt.Sprintf("%s opened %d, ended %d", k, ws[k].Opened, ws[k].Ended)
-		if l := ws[k].EarlyLived; ws[k].EndedEarly > 0 && l != nil {
-			part += fmt.Sprintf(" (%d before their timeout, after %.2fs at the median)", ws[k].EndedEarly, l.P50)
+		if l := ws[k].EarlyLived; l != nil {
+			part += fmt.Sprintf(" (%d before their timeout, %d within a second, after %.2fs at the median)", ws[k].EndedEarly, ws[k].EarlyWithinSecond, l.P50)
 		}
 		parts = append(parts, part)
 	}
