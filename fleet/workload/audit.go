@@ -245,7 +245,8 @@ type phaseKey struct{ phase, key string }
 // it started is an ordinary request, left to the caller. Its start and
 // end are paired by audit ID; an end whose start the log does not hold
 // (a watch opened before the run) ended a watch that started if it is
-// ResponseComplete with a code below 300.
+// ResponseComplete with a code below 300 (a Panic of such a watch is an
+// ordinary failed request).
 func (l *auditLog) watchEvent(ev auditv1.Event, key string, phases []record.Phase) bool {
 	refused := ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 300
 	switch {
@@ -335,12 +336,12 @@ func auditLogSize(path string) int64 {
 // pods and Jobs in namespace by object too, every pod's status writes by
 // client, and every write to a pod in the phases or not; the
 // scheduler's own client's, in phases or not, by when received, but for
-// its watches, which draw no token (client-go's limiter holds a watch
-// only when it retries one after a Retry-After). A watch that started is
-// counted in AuditedWatches as it starts and as it ends (watchEvent). A
-// line that is not an event (a write cut short) is skipped and counted;
-// a last line without its newline is one the apiserver is still
-// writing, and is left out.
+// its watches, which draw no token (client-go draws one only for a
+// watch it retries, which the replay leaves out). A watch that started
+// is counted in AuditedWatches as it starts and as it ends (watchEvent).
+// A line that is not an event (a write cut short) is skipped and
+// counted; a last line without its newline is one the apiserver is
+// still writing, and is left out.
 func readAuditLog(path string, offset int64, namespace string, phases []record.Phase) (auditLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -700,9 +701,10 @@ func nilIfEmpty[K comparable, V any](m map[K]V) map[K]V {
 // written more than once, how many first writes failed (FailedFirst)
 // and how many later ones (FailedLater). AfterWatchOpened counts the
 // later writes received after the client opened a watch of pods since
-// the write before: a watch opened again replays the changes since the
-// resource version it asks for. It is 0 when the audit policy logs no
-// watch.
+// the write before: a watch opened again from a resource version is
+// sent the changes since (one asking for initial events, every object).
+// It is 0 when the audit policy logs no pod watch. A watch opened at the
+// very instant of either write does not count.
 type StatusRewrites struct {
 	Gap              Percentiles `json:"gap"`
 	MinGap           float64     `json:"minGap"`

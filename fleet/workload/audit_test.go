@@ -315,6 +315,10 @@ func TestAuditWatches(t *testing.T) {
 		watchLine("w9", "ResponseComplete", scheduler, 200, 300, at(-298), at(1)), // a second short of its timeout
 		watchLine("w10", "ResponseComplete", kwok, 200, 0, at(11), at(12)),        // asked no timeout
 		watchLine("w11", "ResponseStarted", kwok, 200, 300, at(40), at(40)),       // after the run
+		// p-1 written again after the refused watch, and again after w7.
+		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 200, at(2.5), at(2.51)),
+		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 200, at(3.5), at(3.51)),
+		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 422, at(7.5), at(7.51)),
 	}
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
@@ -353,14 +357,17 @@ func TestAuditWatches(t *testing.T) {
 			}
 		}
 	}
-	counts := map[string]int{"kwok watch pods": 1, "kwok list pods": 1, "scheduler list pods": 1, "scheduler watch pods": 1}
+	if re := res.StatusRewrites["kwok"]["ns"]; re == nil || re.Gap.Count != 2 || re.AfterWatchOpened != 1 {
+		t.Errorf("kwok's rewrites %+v; want 2, the second after w7 opened (not the first, after a refused watch)", re)
+	}
+	counts := map[string]int{"kwok watch pods": 1, "kwok list pods": 1, "kwok patch pods/status": 3, "scheduler list pods": 1, "scheduler watch pods": 1}
 	if fmt.Sprint(res.AuditedRequests["train"]) != fmt.Sprint(counts) {
 		t.Errorf("train's requests %v, want %v (the refused watches, not those that started)", res.AuditedRequests["train"], counts)
 	}
 	if got := res.AuditedTimes["train"]["kwok watch pods"].Seconds; math.Abs(got-0.01) > 1e-9 {
 		t.Errorf("time on kwok's watches %v s, want the refused one's 0.01 s only", got)
 	}
-	if f := res.AuditedFailures["train"]; fmt.Sprint(f) != fmt.Sprint(map[string]int{"kwok watch pods 403": 1, "scheduler watch pods 429": 1}) {
+	if f := res.AuditedFailures["train"]; fmt.Sprint(f) != fmt.Sprint(map[string]int{"kwok patch pods/status 422": 1, "kwok watch pods 403": 1, "scheduler watch pods 429": 1}) {
 		t.Errorf("train's failures %v, want the refused watches' 403 and 429 (not the panic after a start)", f)
 	}
 	// The scheduler's watches draw no token from its client's limiter.

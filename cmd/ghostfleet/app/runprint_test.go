@@ -119,7 +119,13 @@ func TestPrintWritesBefore(t *testing.T) {
 	if strings.Contains(b.String(), "opened a watch") {
 		t.Errorf("summary counts rewrites after a watch opened on a fleet whose audit log holds no watch:\n%s", b.String())
 	}
-	r.AuditedWatches = map[string]map[string]*workload.AuditedWatches{"train": {"kwok-controller pods": {Opened: 11, Ended: 11}}}
+	r.AuditedWatches = map[string]map[string]*workload.AuditedWatches{"train": {"kwok-controller nodes": {Ended: 1}}}
+	b.Reset()
+	printTrain(&b, r)
+	if strings.Contains(b.String(), "opened a watch") {
+		t.Errorf("summary counts rewrites after a pod watch opened where the audit log holds only node watches:\n%s", b.String())
+	}
+	r.AuditedWatches["hold"] = map[string]*workload.AuditedWatches{"kwok-controller pods": {Opened: 11, Ended: 11}}
 	b.Reset()
 	printTrain(&b, r)
 	want := "  pods in gf-train by kwok-controller's status writes to each: 87 with 1, 813 with 2\n" +

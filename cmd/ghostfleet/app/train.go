@@ -435,7 +435,7 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 			if re := r.StatusRewrites[by][ns]; re != nil {
 				fmt.Fprintf(w, "    each write after a pod's first came %.2fs after the one before at the median (%.2fs at the least, %.2fs at most); failed: %d first writes, %d later ones\n",
 					re.Gap.P50, re.MinGap, re.Gap.Max, re.FailedFirst, re.FailedLater)
-				if r.AuditedWatches != nil {
+				if watchesLogged(r.AuditedWatches, by+" pods") {
 					fmt.Fprintf(w, "    %d of those writes came after %s opened a watch of pods since the write before\n", re.AfterWatchOpened, by)
 				}
 			}
@@ -448,6 +448,17 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 		}
 	}
 	printRequests(w, r.Requests)
+}
+
+// watchesLogged is whether the audit log held watches of key ("kwok-
+// controller pods") in any phase: their policy logs them.
+func watchesLogged(ws map[string]map[string]*workload.AuditedWatches, key string) bool {
+	for _, phase := range ws {
+		if _, ok := phase[key]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // watches lists each client's watches of each resource, the most ended
