@@ -598,16 +598,15 @@ const (
 // the failed ones by answer, the watches, the pods by their status
 // writes, the rewrites' gaps and the others' writes before each pod's
 // first, the scheduler's client's tokens drawn (given its limits), the
-// teardowns split and, for an admitted run, its jobs' binds. It returns how many lines were not events.
+// teardowns split and, for an admitted run, its jobs' binds. It returns
+// how many lines were not events.
 func recordAudit(res *TrainResult, path string, offset int64, namespace string, spans auditSpans, phases []record.Phase, scheduler TokenBucket) (skipped int, err error) {
 	l, err := readAuditLog(path, offset, namespace, phases)
 	if err != nil {
 		return 0, err
 	}
 	res.AuditedRequests, res.AuditedTimes, res.AuditedFailures = l.counts, l.times, l.failures
-	if len(l.watches) > 0 {
-		res.AuditedWatches = l.watches
-	}
+	res.AuditedWatches = nilIfEmpty(l.watches)
 	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites, l.opened)
 	res.WritesBeforeFirst = writesBefore(l.statusWrites, l.podWrites)
 	if scheduler.QPS > 0 && scheduler.Burst > 0 {

@@ -101,15 +101,14 @@ control plane, read from each source as each phase ends:
     and each write to a pod written before, timed from the one before,
     with how many first and later writes failed, and, if the policy
     logs watches, how many came after the client opened a watch of pods
-    since the write before (.statusRewrites), and
-    the other clients' writes to each pod from its binding (or the
-    client's own write before) to the client's first write in the run,
-    for pods written once and again
-    (.writesBeforeFirst: a watch delivers each as a copy without that
-    write); if the policy logs watches, each client's watches of each
-    resource opened and ended, and those ended before their own
-    timeout, with how long they had lived (.auditedWatches); the
-    most of kube-scheduler's client tokens its
+    since the write before (.statusRewrites), and the other clients'
+    writes to each pod from its binding (or the client's own write
+    before) to the client's first write in the run, for pods written
+    once and again (.writesBeforeFirst: a watch delivers each as a copy
+    without that write); if the policy logs watches, each client's
+    watches of each resource opened and ended, and those ended before
+    their own timeout, with how long they had lived (.auditedWatches);
+    the most of kube-scheduler's client tokens its
     requests drew at once, its token bucket replayed over them with the
     profile's QPS and burst (.schedulerTokens: drawn to the burst means
     its limiter held requests); and each
