@@ -160,15 +160,8 @@ func TestAuditFailuresAndStatusWrites(t *testing.T) {
 		auditLine("ResponseComplete", "update", "pods/status", "p-2", "kube-scheduler/v1.36.3 (linux/amd64) kubernetes/abc/scheduler", 200, at(800), at(810)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-4", kwok, 500, at(5000), at(5010)), // after the run
 	}
-	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(550)}, {Name: "hold", Start: at(550), End: at(3000)}}
-	var res TrainResult
-	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{}); err != nil {
-		t.Fatal(err)
-	}
+	res := recordLines(t, lines, phases, TokenBucket{})
 	failures := map[string]map[string]int{
 		"train": {"kwok patch pods/status 409": 1, "kwok patch pods/status 429": 1},
 		"hold":  {"kwok patch pods/status panic": 1},
@@ -243,15 +236,8 @@ func TestWritesBefore(t *testing.T) {
 		write("patch", "pods", "p-4", gf, 200, -1), // neither in the log: from its start
 		write("patch", "pods/status", "p-4", kwok, 200, 3),
 	}
-	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	phases := []record.Phase{{Name: "train", Start: at(0.1), End: at(10)}}
-	var res TrainResult
-	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{}); err != nil {
-		t.Fatal(err)
-	}
+	res := recordLines(t, lines, phases, TokenBucket{})
 	want := map[string]map[string]map[string]*WritesBefore{
 		"kwok": {"ns": {
 			WrittenOnce:  {Pods: 3, ByPod: map[string]int{"1": 3}, Writes: map[string]int{"scheduler create pods/binding": 1, "ghostfleet patch pods": 2}},
@@ -277,6 +263,21 @@ func dump(m map[string]map[string]map[string]*WritesBefore) string {
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
+}
+
+// recordLines is the record of an audit log holding lines, over phases,
+// with nothing to split, given the scheduler's bucket.
+func recordLines(t *testing.T, lines []string, phases []record.Phase, scheduler TokenBucket) TrainResult {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var res TrainResult
+	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, scheduler); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // watchLine is one audit event of the watch id of pods in every
@@ -320,15 +321,8 @@ func TestAuditWatches(t *testing.T) {
 		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 200, at(3.5), at(3.51)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 422, at(7.5), at(7.51)),
 	}
-	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(10)}, {Name: "hold", Start: at(10), End: at(30)}}
-	var res TrainResult
-	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{QPS: 50, Burst: 100}); err != nil {
-		t.Fatal(err)
-	}
+	res := recordLines(t, lines, phases, TokenBucket{QPS: 50, Burst: 100})
 	want := map[string]map[string]AuditedWatches{
 		"train": {"kwok pods": {Opened: 3, Ended: 3, EndedEarly: 3, EarlyWithinSecond: 1}, "scheduler pods": {Ended: 2}},
 		"hold":  {"kwok pods": {Ended: 1}},
@@ -395,15 +389,8 @@ func TestAuditedTimes(t *testing.T) {
 		auditLine("ResponseComplete", "delete", "pods", "a-1", "kwok/v0.8.0 (linux/amd64)", 200, at(600), at(620)),
 		auditLine("ResponseComplete", "get", "pods", "a-1", gcAgent, 404, at(2100), at(2130)),
 	}
-	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(2000)}, {Name: "hold", Start: at(2000), End: at(3000)}}
-	var res TrainResult
-	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, TokenBucket{}); err != nil {
-		t.Fatal(err)
-	}
+	res := recordLines(t, lines, phases, TokenBucket{})
 	want := map[string]map[string]AuditedTimes{
 		"train": {
 			"generic-garbage-collector delete pods": {Seconds: 2.2, Slow: 2, SlowSeconds: 1.5, SlowEtcdSeconds: 0.3, SlowAPFSeconds: 0.05,
