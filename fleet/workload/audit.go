@@ -607,7 +607,7 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 	}
 	res.AuditedRequests, res.AuditedTimes, res.AuditedFailures = l.counts, l.times, l.failures
 	res.AuditedWatches = nilIfEmpty(l.watches)
-	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites, l.opened)
+	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites, l.podWrites, l.opened)
 	res.WritesBeforeFirst = writesBefore(l.statusWrites, l.podWrites)
 	if scheduler.QPS > 0 && scheduler.Burst > 0 {
 		res.SchedulerTokens = drawTokens(l.scheduler, scheduler, phases)
@@ -702,28 +702,33 @@ func nilIfEmpty[K comparable, V any](m map[K]V) map[K]V {
 // later writes received after the client opened a watch of pods since
 // the write before: a watch opened again from a resource version is
 // sent the changes since (one asking for initial events, every object).
-// It is 0 when the audit policy logs no pod watch. A watch opened at the
-// very instant of either write does not count.
+// AfterWatchSinceBinding counts those received after the client opened
+// a watch of pods since the pod's last successful binding before them
+// (none when the log holds no such binding): a later write with none
+// cannot have come of the binding's copy sent again by a watch opened
+// again. Both are 0 when the audit policy logs no pod watch. A watch
+// opened at the very instant of either write does not count.
 type StatusRewrites struct {
-	Gap              Percentiles `json:"gap"`
-	MinGap           float64     `json:"minGap"`
-	FailedFirst      int         `json:"failedFirst"`
-	FailedLater      int         `json:"failedLater"`
-	AfterWatchOpened int         `json:"afterWatchOpened"`
+	Gap                    Percentiles `json:"gap"`
+	MinGap                 float64     `json:"minGap"`
+	FailedFirst            int         `json:"failedFirst"`
+	FailedLater            int         `json:"failedLater"`
+	AfterWatchOpened       int         `json:"afterWatchOpened"`
+	AfterWatchSinceBinding int         `json:"afterWatchSinceBinding"`
 }
 
 // byReceived orders status writes as the apiserver received them.
 func byReceived(a, b statusWrite) int { return a.received.Compare(b.received) }
 
 // rewrites are the StatusRewrites of every client and namespace with a
-// pod written to more than once, by client then namespace, given when
-// each client's watches started (opened, by "client resource"); nil
-// when there are none.
-func rewrites(writes map[statusWriter][]statusWrite, opened map[string][]time.Time) map[string]map[string]*StatusRewrites {
+// pod written to more than once, by client then namespace, given every
+// write to each pod (for its bindings) and when each client's watches
+// started (opened, by "client resource"); nil when there are none.
+func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite, opened map[string][]time.Time) map[string]map[string]*StatusRewrites {
 	type group struct{ by, namespace string }
 	gaps := map[group][]time.Duration{}
 	failed := map[group][2]int{}
-	afterWatch := map[group]int{}
+	afterWatch, sinceBinding := map[group]int{}, map[group]int{}
 	for w, sent := range writes {
 		if len(sent) < 2 {
 			continue
@@ -731,12 +736,19 @@ func rewrites(writes map[statusWriter][]statusWrite, opened map[string][]time.Ti
 		g := group{w.by, w.namespace}
 		sent = slices.Clone(sent)
 		slices.SortFunc(sent, byReceived)
+		watchBetween := func(from, to time.Time) bool {
+			return slices.ContainsFunc(opened[w.by+" pods"], func(t time.Time) bool { return t.After(from) && t.Before(to) })
+		}
 		f := failed[g]
 		for i, s := range sent {
 			if i > 0 {
 				gaps[g] = append(gaps[g], s.received.Sub(sent[i-1].received))
-				if slices.ContainsFunc(opened[w.by+" pods"], func(t time.Time) bool { return t.After(sent[i-1].received) && t.Before(s.received) }) {
+				if watchBetween(sent[i-1].received, s.received) {
 					afterWatch[g]++
+				}
+				bound := lastWrite(pods[podRef{w.namespace, w.pod}], s.received, isBinding)
+				if !bound.IsZero() && watchBetween(bound, s.received) {
+					sinceBinding[g]++
 				}
 			}
 			if !s.ok {
@@ -748,7 +760,8 @@ func rewrites(writes map[statusWriter][]statusWrite, opened map[string][]time.Ti
 	out := map[string]map[string]*StatusRewrites{}
 	for g, d := range gaps {
 		inner(out, g.by)[g.namespace] = &StatusRewrites{Gap: Summarise(d), MinGap: slices.Min(d).Seconds(),
-			FailedFirst: failed[g][0], FailedLater: failed[g][1], AfterWatchOpened: afterWatch[g]}
+			FailedFirst: failed[g][0], FailedLater: failed[g][1],
+			AfterWatchOpened: afterWatch[g], AfterWatchSinceBinding: sinceBinding[g]}
 	}
 	return nilIfEmpty(out)
 }
@@ -773,6 +786,21 @@ func isPodWrite(verb, resource string) bool {
 		return verb == "create" || verb == "update" || verb == "patch" || verb == "delete"
 	}
 	return false
+}
+
+// isBinding accepts a write that binds a pod.
+func isBinding(x podWrite) bool { return x.what == "create "+bindingResource }
+
+// lastWrite is when the apiserver received the last successful write of
+// pod before to that keep accepts; zero when none was.
+func lastWrite(pod []podWrite, to time.Time, keep func(podWrite) bool) time.Time {
+	var last time.Time
+	for _, x := range pod {
+		if x.ok && x.received.Before(to) && x.received.After(last) && keep(x) {
+			last = x.received
+		}
+	}
+	return last
 }
 
 // WritesBefore are the other clients' writes to the pods one client
@@ -809,13 +837,9 @@ func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]pod
 	for w, sent := range status {
 		first := slices.MinFunc(sent, byReceived).received
 		pod := writes[podRef{w.namespace, w.pod}]
-		var from time.Time
-		for _, x := range pod {
-			marks := x.what == "create "+bindingResource || x.by == w.by && strings.HasSuffix(x.what, " "+statusResource)
-			if marks && x.ok && x.received.Before(first) && x.received.After(from) {
-				from = x.received
-			}
-		}
+		from := lastWrite(pod, first, func(x podWrite) bool {
+			return isBinding(x) || x.by == w.by && strings.HasSuffix(x.what, " "+statusResource)
+		})
 		group := WrittenOnce
 		if len(sent) > 1 {
 			group = WrittenAgain

@@ -190,19 +190,27 @@ func TestAuditFailuresAndStatusWrites(t *testing.T) {
 }
 
 // A rewrite counts as after a watch opened when the client opened a
-// watch of pods between it and the write before: another client's
-// watch, or one of another resource, does not count.
+// watch of pods between it and the write before, and as after one since
+// the binding when between the pod's last successful binding and it:
+// another client's watch, or one of another resource, does not count.
 func TestRewritesAfterWatchOpened(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	writes := map[statusWriter][]statusWrite{
 		{"kwok", "ns", "p-1"}: {{at(1), true}, {at(3), false}, {at(5), true}},
-		{"kwok", "ns", "p-2"}: {{at(4), true}, {at(4.5), true}},
+		{"kwok", "ns", "p-2"}: {{at(6.5), true}, {at(7), true}},
+		{"kwok", "ns", "p-3"}: {{at(1.5), true}, {at(2.5), true}},
 	}
-	opened := map[string][]time.Time{"kwok pods": {at(2)}, "kwok nodes": {at(4.2)}, "scheduler pods": {at(4.2)}}
-	re := rewrites(writes, opened)["kwok"]["ns"]
-	if re == nil || re.AfterWatchOpened != 1 || re.Gap.Count != 3 {
-		t.Errorf("rewrites %+v; want 3, 1 of them (p-1's second) after kwok's pod watch opened", re)
+	binding := "create " + bindingResource
+	pods := map[podRef][]podWrite{
+		{"ns", "p-1"}: {{at(0.4), "scheduler", binding, false}, {at(0.5), "scheduler", binding, true}},
+		{"ns", "p-2"}: {{at(6), "scheduler", binding, true}, {at(7.5), "scheduler", binding, true}}, // the last before counts
+		{"ns", "p-3"}: {{at(1.2), "scheduler", binding, false}},                                     // none succeeded
+	}
+	opened := map[string][]time.Time{"kwok pods": {at(2), at(6.2)}, "kwok nodes": {at(4.2)}, "scheduler pods": {at(4.2)}}
+	re := rewrites(writes, pods, opened)["kwok"]["ns"]
+	if re == nil || re.Gap.Count != 4 || re.AfterWatchOpened != 2 || re.AfterWatchSinceBinding != 3 {
+		t.Errorf("rewrites %+v; want 4, 2 of them (p-1's and p-3's second) after kwok's pod watch opened since the write before, 3 (p-1's second and third, p-2's second) since the binding", re)
 	}
 }
 
@@ -316,7 +324,8 @@ func TestAuditWatches(t *testing.T) {
 		watchLine("w9", "ResponseComplete", scheduler, 200, 300, at(-298), at(1)), // a second short of its timeout
 		watchLine("w10", "ResponseComplete", kwok, 200, 0, at(11), at(12)),        // asked no timeout
 		watchLine("w11", "ResponseStarted", kwok, 200, 300, at(40), at(40)),       // after the run
-		// p-1 written again after the refused watch, and again after w7.
+		// p-1, bound, written again after the refused watch, and again after w7.
+		auditLine("ResponseComplete", "create", "pods/binding", "p-1", scheduler, 201, at(-1), at(-0.99)), // before the phase
 		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 200, at(2.5), at(2.51)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 200, at(3.5), at(3.51)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 422, at(7.5), at(7.51)),
@@ -351,8 +360,8 @@ func TestAuditWatches(t *testing.T) {
 			}
 		}
 	}
-	if re := res.StatusRewrites["kwok"]["ns"]; re == nil || re.Gap.Count != 2 || re.AfterWatchOpened != 1 {
-		t.Errorf("kwok's rewrites %+v; want 2, the second after w7 opened (not the first, after a refused watch)", re)
+	if re := res.StatusRewrites["kwok"]["ns"]; re == nil || re.Gap.Count != 2 || re.AfterWatchOpened != 1 || re.AfterWatchSinceBinding != 2 {
+		t.Errorf("kwok's rewrites %+v; want 2, the second after w7 opened (not the first, after a refused watch), both after w2 opened since the binding", re)
 	}
 	counts := map[string]int{"kwok watch pods": 1, "kwok list pods": 1, "kwok patch pods/status": 3, "scheduler list pods": 1, "scheduler watch pods": 1}
 	if fmt.Sprint(res.AuditedRequests["train"]) != fmt.Sprint(counts) {

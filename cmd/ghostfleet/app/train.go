@@ -101,7 +101,8 @@ control plane, read from each source as each phase ends:
     and each write to a pod written before, timed from the one before,
     with how many first and later writes failed, and, if the policy
     logs watches, how many came after the client opened a watch of pods
-    since the write before (.statusRewrites), and the other clients'
+    since the write before, and since the pod's binding
+    (.statusRewrites), and the other clients'
     writes to each pod from its binding (or the client's own write
     before) to the client's first write in the run, for pods written
     once and again (.writesBeforeFirst: a watch delivers each as a copy
@@ -435,7 +436,8 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 				fmt.Fprintf(w, "    each write after a pod's first came %.2fs after the one before at the median (%.2fs at the least, %.2fs at most); failed: %d first writes, %d later ones\n",
 					re.Gap.P50, re.MinGap, re.Gap.Max, re.FailedFirst, re.FailedLater)
 				if watchesLogged(r.AuditedWatches, by+" pods") {
-					fmt.Fprintf(w, "    %d of those writes came after %s opened a watch of pods since the write before\n", re.AfterWatchOpened, by)
+					fmt.Fprintf(w, "    %d of those writes came after %s opened a watch of pods since the write before, %d since the pod's binding\n",
+						re.AfterWatchOpened, by, re.AfterWatchSinceBinding)
 				}
 			}
 			for _, group := range []string{workload.WrittenOnce, workload.WrittenAgain} {
