@@ -708,13 +708,22 @@ func nilIfEmpty[K comparable, V any](m map[K]V) map[K]V {
 // cannot have come of the binding's copy sent again by a watch opened
 // again. Both are 0 when the audit policy logs no pod watch. A watch
 // opened at the very instant of either write does not count.
+// SinceWatchOpened is, for the later writes, the time from the client's
+// last pod watch opened before each (those with one in the log), and
+// FirstSinceWatchOpened the same for the first writes of the same pods:
+// copies sent again by a watch opened again are played as soon as kwok
+// takes them, so second plays of those would come soon after the watch
+// opened, and first plays need not. Absent when the log holds no such
+// watch.
 type StatusRewrites struct {
-	Gap                    Percentiles `json:"gap"`
-	MinGap                 float64     `json:"minGap"`
-	FailedFirst            int         `json:"failedFirst"`
-	FailedLater            int         `json:"failedLater"`
-	AfterWatchOpened       int         `json:"afterWatchOpened"`
-	AfterWatchSinceBinding int         `json:"afterWatchSinceBinding"`
+	Gap                    Percentiles  `json:"gap"`
+	MinGap                 float64      `json:"minGap"`
+	FailedFirst            int          `json:"failedFirst"`
+	FailedLater            int          `json:"failedLater"`
+	AfterWatchOpened       int          `json:"afterWatchOpened"`
+	AfterWatchSinceBinding int          `json:"afterWatchSinceBinding"`
+	SinceWatchOpened       *Percentiles `json:"sinceWatchOpened,omitempty"`
+	FirstSinceWatchOpened  *Percentiles `json:"firstSinceWatchOpened,omitempty"`
 }
 
 // byReceived orders status writes as the apiserver received them.
@@ -729,6 +738,7 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 	gaps := map[group][]time.Duration{}
 	failed := map[group][2]int{}
 	afterWatch, sinceBinding := map[group]int{}, map[group]int{}
+	firstSinceWatch, laterSinceWatch := map[group][]time.Duration{}, map[group][]time.Duration{}
 	for w, sent := range writes {
 		if len(sent) < 2 {
 			continue
@@ -736,18 +746,23 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 		g := group{w.by, w.namespace}
 		sent = slices.Clone(sent)
 		slices.SortFunc(sent, byReceived)
-		watchBetween := func(from, to time.Time) bool {
-			return slices.ContainsFunc(opened[w.by+" pods"], func(t time.Time) bool { return t.After(from) && t.Before(to) })
-		}
 		f := failed[g]
 		for i, s := range sent {
+			// The client's last pod watch opened before this write.
+			watched := lastBefore(opened[w.by+" pods"], s.received)
+			if i == 0 && !watched.IsZero() {
+				firstSinceWatch[g] = append(firstSinceWatch[g], s.received.Sub(watched))
+			}
 			if i > 0 {
 				gaps[g] = append(gaps[g], s.received.Sub(sent[i-1].received))
-				if watchBetween(sent[i-1].received, s.received) {
+				if !watched.IsZero() {
+					laterSinceWatch[g] = append(laterSinceWatch[g], s.received.Sub(watched))
+				}
+				if watched.After(sent[i-1].received) {
 					afterWatch[g]++
 				}
 				bound := lastWrite(pods[podRef{w.namespace, w.pod}], s.received, isBinding)
-				if !bound.IsZero() && watchBetween(bound, s.received) {
+				if !bound.IsZero() && watched.After(bound) {
 					sinceBinding[g]++
 				}
 			}
@@ -761,9 +776,29 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 	for g, d := range gaps {
 		inner(out, g.by)[g.namespace] = &StatusRewrites{Gap: Summarise(d), MinGap: slices.Min(d).Seconds(),
 			FailedFirst: failed[g][0], FailedLater: failed[g][1],
-			AfterWatchOpened: afterWatch[g], AfterWatchSinceBinding: sinceBinding[g]}
+			AfterWatchOpened: afterWatch[g], AfterWatchSinceBinding: sinceBinding[g],
+			SinceWatchOpened: summariseOrNil(laterSinceWatch[g]), FirstSinceWatchOpened: summariseOrNil(firstSinceWatch[g])}
 	}
 	return nilIfEmpty(out)
+}
+
+// lastBefore is the last of times before to; zero when none is.
+func lastBefore(times []time.Time, to time.Time) time.Time {
+	var last time.Time
+	for _, t := range times {
+		if t.Before(to) && t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+// summariseOrNil is Summarise of samples, nil when there are none.
+func summariseOrNil(samples []time.Duration) *Percentiles {
+	if len(samples) == 0 {
+		return nil
+	}
+	return new(Summarise(samples))
 }
 
 // podRef is a pod; podWrite is one write to it, its status or its

@@ -212,6 +212,15 @@ func TestRewritesAfterWatchOpened(t *testing.T) {
 	if re == nil || re.Gap.Count != 4 || re.AfterWatchOpened != 2 || re.AfterWatchSinceBinding != 3 {
 		t.Errorf("rewrites %+v; want 4, 2 of them (p-1's and p-3's second) after kwok's pod watch opened since the write before, 3 (p-1's second and third, p-2's second) since the binding", re)
 	}
+	// From kwok's last pod watch opened before each: the later writes 1,
+	// 3, 0.8 and 0.5 s; the first writes only p-2's, 0.3 s (p-1's and
+	// p-3's came before any).
+	near := func(p *Percentiles, count int, p50, most float64) bool {
+		return p != nil && p.Count == count && math.Abs(p.P50-p50) < 1e-6 && math.Abs(p.Max-most) < 1e-6
+	}
+	if re == nil || !near(re.SinceWatchOpened, 4, 0.8, 3) || !near(re.FirstSinceWatchOpened, 1, 0.3, 0.3) {
+		t.Errorf("since the watch opened: later %+v, first %+v; want 4 later (0.8 s at the median, 3 s at most), 1 first (0.3 s)", re.SinceWatchOpened, re.FirstSinceWatchOpened)
+	}
 }
 
 // Before each client's first status write of a pod in the phases, the

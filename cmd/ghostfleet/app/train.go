@@ -101,7 +101,8 @@ control plane, read from each source as each phase ends:
     and each write to a pod written before, timed from the one before,
     with how many first and later writes failed, and, if the policy
     logs watches, how many came after the client opened a watch of pods
-    since the write before, and since the pod's binding
+    since the write before, and since the pod's binding, and how long
+    after its last pod watch opened, against the same pods' first writes
     (.statusRewrites), and the other clients'
     writes to each pod from its binding (or the client's own write
     before) to the client's first write in the run, for pods written
@@ -438,6 +439,13 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 				if watchesLogged(r.AuditedWatches, by+" pods") {
 					fmt.Fprintf(w, "    %d of those writes came after %s opened a watch of pods since the write before, %d since the pod's binding\n",
 						re.AfterWatchOpened, by, re.AfterWatchSinceBinding)
+					if l := re.SinceWatchOpened; l != nil {
+						fmt.Fprintf(w, "    from %s's last pod watch opened before each: those writes %.2fs at the median (%.2fs at p90, %d with one)", by, l.P50, l.P90, l.Count)
+						if f := re.FirstSinceWatchOpened; f != nil {
+							fmt.Fprintf(w, ", the same pods' first writes %.2fs (%.2fs, %d with one)", f.P50, f.P90, f.Count)
+						}
+						fmt.Fprintln(w)
+					}
 				}
 			}
 			for _, group := range []string{workload.WrittenOnce, workload.WrittenAgain} {
