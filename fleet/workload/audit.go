@@ -135,9 +135,9 @@ type auditLog struct {
 	watches    map[string]map[string]*AuditedWatches
 	earlyLived map[phaseKey][]time.Duration
 	started    map[types.UID]bool
-	// opened is when each client's watches of each resource started
+	// opened are each client's watches of each resource that started
 	// ("kwok-controller pods"), in the phases or not.
-	opened  map[string][]time.Time
+	opened  map[string][]watchOpen
 	skipped int
 	// scheduler is when the apiserver received each request of the
 	// scheduler's own client (schedulerClient), in or out of the phases.
@@ -240,6 +240,14 @@ type AuditedWatches struct {
 // phaseKey is a key of a phase's counts ("kwok-controller pods").
 type phaseKey struct{ phase, key string }
 
+// watchOpen is a watch that started: when the apiserver received it, and
+// the resource version it asked for changes after (from its request's
+// resourceVersion; 0 when it asked none, or "0", any).
+type watchOpen struct {
+	at   time.Time
+	from uint64
+}
+
 // watchEvent counts a watch's start, or its end, by key (see
 // AuditedWatches), and reports whether it did: a watch refused before
 // it started is an ordinary request, left to the caller. Its start and
@@ -254,7 +262,7 @@ func (l *auditLog) watchEvent(ev auditv1.Event, key string, phases []record.Phas
 		return true
 	case ev.Stage == auditv1.StageResponseStarted:
 		l.started[ev.AuditID] = true
-		l.opened[key] = append(l.opened[key], ev.RequestReceivedTimestamp.Time)
+		l.opened[key] = append(l.opened[key], watchOpen{ev.RequestReceivedTimestamp.Time, watchFrom(ev.RequestURI)})
 		if phase := phaseAt(phases, ev.RequestReceivedTimestamp.Time); phase >= 0 {
 			l.watchesOf(phases[phase].Name, key).Opened++
 		}
@@ -308,15 +316,29 @@ func inner[K, K2 comparable, V any](m map[K]map[K2]V, k K) map[K2]V {
 // watchTimeout is the timeout a watch's request asked for, from its
 // timeoutSeconds; false when it asked none.
 func watchTimeout(requestURI string) (time.Duration, bool) {
-	u, err := url.ParseRequestURI(requestURI)
-	if err != nil {
-		return 0, false
-	}
-	seconds, err := strconv.Atoi(u.Query().Get("timeoutSeconds"))
+	seconds, err := strconv.Atoi(queryParam(requestURI, "timeoutSeconds"))
 	if err != nil || seconds <= 0 {
 		return 0, false
 	}
 	return time.Duration(seconds) * time.Second, true
+}
+
+// watchFrom is the resource version a watch's request asked for changes
+// after, as a number (see boundVersions); 0 when it asked none or one
+// that is not a number.
+func watchFrom(requestURI string) uint64 {
+	v, _ := strconv.ParseUint(queryParam(requestURI, "resourceVersion"), 10, 64)
+	return v
+}
+
+// queryParam is the request URI's query parameter name; empty when it
+// has none or the URI does not parse.
+func queryParam(requestURI, name string) string {
+	u, err := url.ParseRequestURI(requestURI)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get(name)
 }
 
 // auditLogSize is how far the audit log at path reaches now: a run reads
@@ -353,7 +375,7 @@ func readAuditLog(path string, offset int64, namespace string, phases []record.P
 	}
 	out := auditLog{requests: map[auditKey][]auditRequest{}, counts: map[string]map[string]int{}, times: map[string]map[string]AuditedTimes{}, failures: map[string]map[string]int{},
 		statusWrites: map[statusWriter][]statusWrite{}, podWrites: map[podRef][]podWrite{},
-		watches: map[string]map[string]*AuditedWatches{}, earlyLived: map[phaseKey][]time.Duration{}, started: map[types.UID]bool{}, opened: map[string][]time.Time{}}
+		watches: map[string]map[string]*AuditedWatches{}, earlyLived: map[phaseKey][]time.Duration{}, started: map[types.UID]bool{}, opened: map[string][]watchOpen{}}
 	for _, ph := range phases {
 		out.counts[ph.Name] = map[string]int{}
 		out.times[ph.Name] = map[string]AuditedTimes{}
@@ -571,10 +593,28 @@ func firstDeleterRequest(s teardownSpan, namespace string, requests map[auditKey
 }
 
 // auditSpans are what a run's accounting hands the audit log to split:
-// the teardowns of whole-job restarts and the admitted jobs' binds.
+// the teardowns of whole-job restarts and the admitted jobs' binds; and
+// the resource version the run's watch saw each pod bound at, by name
+// (see boundVersions).
 type auditSpans struct {
-	teardowns []teardownSpan
-	binds     []bindSpan
+	teardowns     []teardownSpan
+	binds         []bindSpan
+	boundVersions map[string]uint64
+}
+
+// boundVersions are the pods' BoundVersions by name, as the numbers
+// etcd makes them (a resource version is opaque to clients, but the
+// apiserver's etcd storage sets it from etcd's revision, which only
+// grows); a pod without one, or with one that is not a number, is left
+// out.
+func boundVersions(pods []PodTimes) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, p := range pods {
+		if v, err := strconv.ParseUint(p.BoundVersion, 10, 64); err == nil {
+			out[p.Name] = v
+		}
+	}
+	return out
 }
 
 // bindSpan is one admitted job's AdmissionResult.PodsBound: from the
@@ -607,7 +647,7 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 	}
 	res.AuditedRequests, res.AuditedTimes, res.AuditedFailures = l.counts, l.times, l.failures
 	res.AuditedWatches = nilIfEmpty(l.watches)
-	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites, l.podWrites, l.opened)
+	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites, l.podWrites, l.opened, boundAt(namespace, spans.boundVersions))
 	res.WritesBeforeFirst = writesBefore(l.statusWrites, l.podWrites)
 	if scheduler.QPS > 0 && scheduler.Burst > 0 {
 		res.SchedulerTokens = drawTokens(l.scheduler, scheduler, phases)
@@ -707,14 +747,14 @@ func nilIfEmpty[K comparable, V any](m map[K]V) map[K]V {
 // (none when the log holds no such binding): a later write with none
 // cannot have come of the binding's copy sent again by a watch opened
 // again. Both are 0 when the audit policy logs no pod watch. A watch
-// opened at the very instant of either write does not count.
-// SinceWatchOpened is, for the later writes, the time from the client's
-// last pod watch opened before each (those with one in the log), and
-// FirstSinceWatchOpened the same for the first writes of the same pods:
-// copies sent again by a watch opened again are played as soon as kwok
-// takes them, so second plays of those would come soon after the watch
-// opened, and first plays need not. Absent when the log holds no such
-// watch.
+// opened at the very instant of the binding or of either write does not
+// count. SinceWatchOpened is, over every later write, the time from the
+// client's last pod watch opened before it (those with one in the log),
+// and FirstSinceWatchOpened the same over the same pods' first writes:
+// a client that plays each copy as soon as it takes it (kwok's pod-ready
+// stage has no delay) would write copies sent again by a watch opened
+// again soon after the watch opened, and first plays need not. Each is
+// absent when no such write had a watch before it in the log.
 type StatusRewrites struct {
 	Gap                    Percentiles  `json:"gap"`
 	MinGap                 float64      `json:"minGap"`
@@ -724,6 +764,19 @@ type StatusRewrites struct {
 	AfterWatchSinceBinding int          `json:"afterWatchSinceBinding"`
 	SinceWatchOpened       *Percentiles `json:"sinceWatchOpened,omitempty"`
 	FirstSinceWatchOpened  *Percentiles `json:"firstSinceWatchOpened,omitempty"`
+	// BindingVersionSeen counts the later writes whose pod the run's own
+	// watch saw bound, at a resource version (BoundVersion), and
+	// AfterWatchFromBeforeBinding those of them received after the client
+	// opened a watch of pods, since the pod's binding, asking for the
+	// changes after a resource version before that one: only such a
+	// watch sends the binding's copy (again). A write with none came of
+	// a copy the client had been sent once. SinceWrite counts those with
+	// such a watch opened since the client's write before: it had written
+	// the pod from a copy it had been sent, and still asked for changes
+	// from before the binding.
+	BindingVersionSeen                    int `json:"bindingVersionSeen"`
+	AfterWatchFromBeforeBinding           int `json:"afterWatchFromBeforeBinding"`
+	AfterWatchFromBeforeBindingSinceWrite int `json:"afterWatchFromBeforeBindingSinceWrite"`
 }
 
 // byReceived orders status writes as the apiserver received them.
@@ -733,11 +786,12 @@ func byReceived(a, b statusWrite) int { return a.received.Compare(b.received) }
 // pod written to more than once, by client then namespace, given every
 // write to each pod (for its bindings) and when each client's watches
 // started (opened, by "client resource"); nil when there are none.
-func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite, opened map[string][]time.Time) map[string]map[string]*StatusRewrites {
+func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite, opened map[string][]watchOpen, bound map[podRef]uint64) map[string]map[string]*StatusRewrites {
 	type group struct{ by, namespace string }
 	gaps := map[group][]time.Duration{}
 	failed := map[group][2]int{}
 	afterWatch, sinceBinding := map[group]int{}, map[group]int{}
+	versionKnown, fromBefore, fromBeforeSinceWrite := map[group]int{}, map[group]int{}, map[group]int{}
 	firstSinceWatch, laterSinceWatch := map[group][]time.Duration{}, map[group][]time.Duration{}
 	for w, sent := range writes {
 		if len(sent) < 2 {
@@ -747,9 +801,11 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 		sent = slices.Clone(sent)
 		slices.SortFunc(sent, byReceived)
 		f := failed[g]
+		watches := opened[w.by+" pods"]
+		version, versionSeen := bound[podRef{w.namespace, w.pod}]
 		for i, s := range sent {
 			// The client's last pod watch opened before this write.
-			watched := lastBefore(opened[w.by+" pods"], s.received)
+			watched := lastBefore(watches, s.received)
 			if i == 0 && !watched.IsZero() {
 				firstSinceWatch[g] = append(firstSinceWatch[g], s.received.Sub(watched))
 			}
@@ -761,9 +817,26 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 				if watched.After(sent[i-1].received) {
 					afterWatch[g]++
 				}
-				bound := lastWrite(pods[podRef{w.namespace, w.pod}], s.received, isBinding)
-				if !bound.IsZero() && watched.After(bound) {
+				binding := lastWrite(pods[podRef{w.namespace, w.pod}], s.received, isBinding)
+				if !binding.IsZero() && watched.After(binding) {
 					sinceBinding[g]++
+				}
+				if versionSeen {
+					versionKnown[g]++
+					// Whether a watch opened since from, and before this
+					// write, asked for changes from before the pod's bound
+					// version.
+					resending := func(from time.Time) bool {
+						return !from.IsZero() && slices.ContainsFunc(watches, func(o watchOpen) bool {
+							return o.at.After(from) && o.at.Before(s.received) && o.from > 0 && o.from < version
+						})
+					}
+					if resending(binding) {
+						fromBefore[g]++
+					}
+					if resending(sent[i-1].received) {
+						fromBeforeSinceWrite[g]++
+					}
 				}
 			}
 			if !s.ok {
@@ -777,20 +850,33 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 		inner(out, g.by)[g.namespace] = &StatusRewrites{Gap: Summarise(d), MinGap: slices.Min(d).Seconds(),
 			FailedFirst: failed[g][0], FailedLater: failed[g][1],
 			AfterWatchOpened: afterWatch[g], AfterWatchSinceBinding: sinceBinding[g],
-			SinceWatchOpened: summariseOrNil(laterSinceWatch[g]), FirstSinceWatchOpened: summariseOrNil(firstSinceWatch[g])}
+			BindingVersionSeen: versionKnown[g], AfterWatchFromBeforeBinding: fromBefore[g],
+			AfterWatchFromBeforeBindingSinceWrite: fromBeforeSinceWrite[g],
+			SinceWatchOpened:                      summariseOrNil(laterSinceWatch[g]), FirstSinceWatchOpened: summariseOrNil(firstSinceWatch[g])}
 	}
 	return nilIfEmpty(out)
 }
 
-// lastBefore is the last of times before to; zero when none is.
-func lastBefore(times []time.Time, to time.Time) time.Time {
+// lastBefore is when the last of watches opened before to was; zero
+// when none was.
+func lastBefore(watches []watchOpen, to time.Time) time.Time {
 	var last time.Time
-	for _, t := range times {
-		if t.Before(to) && t.After(last) {
-			last = t
+	for _, o := range watches {
+		if o.at.Before(to) && o.at.After(last) {
+			last = o.at
 		}
 	}
 	return last
+}
+
+// boundAt are the resource versions pods of namespace were seen bound
+// at (versions, by name), by pod.
+func boundAt(namespace string, versions map[string]uint64) map[podRef]uint64 {
+	out := make(map[podRef]uint64, len(versions))
+	for name, v := range versions {
+		out[podRef{namespace, name}] = v
+	}
+	return out
 }
 
 // summariseOrNil is Summarise of samples, nil when there are none.

@@ -200,26 +200,52 @@ func TestRewritesAfterWatchOpened(t *testing.T) {
 		{"kwok", "ns", "p-1"}: {{at(1), true}, {at(3), false}, {at(5), true}},
 		{"kwok", "ns", "p-2"}: {{at(6.5), true}, {at(7), true}},
 		{"kwok", "ns", "p-3"}: {{at(1.5), true}, {at(2.5), true}},
+		{"kwok", "ns", "p-4"}: {{at(1.5), true}, {at(2.5), true}},
 	}
 	binding := "create " + bindingResource
 	pods := map[podRef][]podWrite{
 		{"ns", "p-1"}: {{at(0.4), "scheduler", binding, false}, {at(0.5), "scheduler", binding, true}},
-		{"ns", "p-2"}: {{at(6), "scheduler", binding, true}, {at(7.5), "scheduler", binding, true}}, // the last before counts
-		{"ns", "p-3"}: {{at(1.2), "scheduler", binding, false}},                                     // none succeeded
+		{"ns", "p-2"}: {{at(6), "scheduler", binding, true}, {at(6.3), "scheduler", binding, true}, {at(7.5), "scheduler", binding, true}}, // the last before, 6.3, counts
+		{"ns", "p-3"}: {{at(1.2), "scheduler", binding, false}},                                                                            // none succeeded
+		{"ns", "p-4"}: {{at(1), "scheduler", binding, true}},
 	}
-	opened := map[string][]time.Time{"kwok pods": {at(2), at(6.2)}, "kwok nodes": {at(4.2)}, "scheduler pods": {at(4.2)}}
-	re := rewrites(writes, pods, opened)["kwok"]["ns"]
-	if re == nil || re.Gap.Count != 4 || re.AfterWatchOpened != 2 || re.AfterWatchSinceBinding != 3 {
-		t.Errorf("rewrites %+v; want 4, 2 of them (p-1's and p-3's second) after kwok's pod watch opened since the write before, 3 (p-1's second and third, p-2's second) since the binding", re)
+	opened := map[string][]watchOpen{"kwok pods": {{at(2), 100}, {at(2.2), 0}, {at(6.2), 300}}, "kwok nodes": {{at(4.2), 1}}, "scheduler pods": {{at(4.2), 1}}}
+	// The watch at 2.2 asked for no resource version: the latest. The run
+	// saw p-1 bound at 150 (after the watch at 2 asked from 100),
+	// p-2 at 250 (its watch opened before its last binding), p-4 at 100
+	// (the watch asked for the changes after it), and not p-3.
+	bound := map[podRef]uint64{{"ns", "p-1"}: 150, {"ns", "p-2"}: 250, {"ns", "p-4"}: 100}
+	re := rewrites(writes, pods, opened, bound)["kwok"]["ns"]
+	if re == nil || re.Gap.Count != 5 || re.AfterWatchOpened != 3 || re.AfterWatchSinceBinding != 3 {
+		t.Errorf("rewrites %+v; want 5, 3 of them (p-1's, p-3's and p-4's second) after kwok's pod watch opened since the write before, 3 (p-1's second and third, p-4's second) since the binding", re)
 	}
-	// From kwok's last pod watch opened before each: the later writes 1,
-	// 3, 0.8 and 0.5 s; the first writes only p-2's, 0.3 s (p-1's and
-	// p-3's came before any).
+	if re == nil || re.BindingVersionSeen != 4 || re.AfterWatchFromBeforeBinding != 2 || re.AfterWatchFromBeforeBindingSinceWrite != 1 {
+		t.Errorf("rewrites %+v; want 4 of a pod seen bound (not p-3's), 2 of them (p-1's) after a watch since the binding asking from before the version it was bound at, 1 (p-1's second) since the write before", re)
+	}
+	// From kwok's last pod watch opened before each: the later writes
+	// 0.8, 2.8, 0.8, 0.3 and 0.3 s; the first writes only p-2's, 0.3 s
+	// (p-1's, p-3's and p-4's came before any).
 	near := func(p *Percentiles, count int, p50, most float64) bool {
 		return p != nil && p.Count == count && math.Abs(p.P50-p50) < 1e-6 && math.Abs(p.Max-most) < 1e-6
 	}
-	if re == nil || !near(re.SinceWatchOpened, 4, 0.8, 3) || !near(re.FirstSinceWatchOpened, 1, 0.3, 0.3) {
-		t.Errorf("since the watch opened: later %+v, first %+v; want 4 later (0.8 s at the median, 3 s at most), 1 first (0.3 s)", re.SinceWatchOpened, re.FirstSinceWatchOpened)
+	if re == nil || !near(re.SinceWatchOpened, 5, 0.8, 2.8) || !near(re.FirstSinceWatchOpened, 1, 0.3, 0.3) {
+		t.Errorf("since the watch opened: later %+v, first %+v; want 5 later (0.8 s at the median, 2.8 s at most), 1 first (0.3 s)", re.SinceWatchOpened, re.FirstSinceWatchOpened)
+	}
+}
+
+// A watch's resource version is read from its request, 0 when it asked
+// none, any ("0"), or not a number.
+func TestWatchFrom(t *testing.T) {
+	for uri, want := range map[string]uint64{
+		"/api/v1/pods?allowWatchBookmarks=true&resourceVersion=4711&timeoutSeconds=300&watch=true": 4711,
+		"/api/v1/pods?resourceVersion=0&watch=true":                                                0,
+		"/api/v1/pods?watch=true":                                                                  0,
+		"/api/v1/pods?resourceVersion=abc&watch=true":                                              0,
+		"%zz": 0,
+	} {
+		if got := watchFrom(uri); got != want {
+			t.Errorf("watchFrom(%q) = %d, want %d", uri, got, want)
+		}
 	}
 }
 

@@ -33,17 +33,21 @@ type podTimes struct {
 	unschedulable, failed                    bool
 	reason                                   string // the scheduler's message when unschedulable
 	name, group, node                        string
+	boundVersion                             string
 }
 
 // PodTimes is one tracked pod: its UID and name, its group (the value of the
 // tracker's group label), node, and when it was created, first seen by
 // the watch (or the list before it), seen bound, seen running and seen
-// ending (zero when not yet).
+// ending (zero when not yet). BoundVersion is the resource version of
+// the first copy seen bound, if that copy was not yet running (its
+// binding's, when nothing else wrote the pod in between); empty if not.
 type PodTimes struct {
 	UID, Name                                string
 	Group                                    string
 	Node                                     string
 	Created, Seen, Scheduled, Running, Ended time.Time
+	BoundVersion                             string
 }
 
 // Tracker follows a workload's pods through a watch and keeps only their
@@ -150,11 +154,14 @@ func (t *Tracker) observe(p *corev1.Pod, gone bool) {
 		}
 		t.pods[string(p.UID)] = pt
 	}
+	ran := p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded
 	if p.Spec.NodeName != "" && pt.scheduled.IsZero() {
 		pt.scheduled = now
 		pt.node = p.Spec.NodeName
+		if !ran {
+			pt.boundVersion = p.ResourceVersion
+		}
 	}
-	ran := p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded
 	if ran && pt.watched.IsZero() {
 		if pt.scheduled.IsZero() {
 			pt.scheduled = now
@@ -284,7 +291,7 @@ func (t *Tracker) Pods() []PodTimes {
 	defer t.mu.Unlock()
 	out := make([]PodTimes, 0, len(t.pods))
 	for uid, pt := range t.pods {
-		out = append(out, PodTimes{UID: uid, Name: pt.name, Group: pt.group, Node: pt.node, Created: pt.created, Seen: pt.seen, Scheduled: pt.scheduled, Running: pt.watched, Ended: pt.ended})
+		out = append(out, PodTimes{UID: uid, Name: pt.name, Group: pt.group, Node: pt.node, Created: pt.created, Seen: pt.seen, Scheduled: pt.scheduled, Running: pt.watched, Ended: pt.ended, BoundVersion: pt.boundVersion})
 	}
 	return out
 }

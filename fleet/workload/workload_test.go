@@ -284,6 +284,32 @@ func TestTrackerPhases(t *testing.T) {
 	}
 }
 
+// A pod's bound version is its first copy seen bound, if not yet
+// running; a pod first seen bound and running (from a list) has none.
+func TestTrackerBoundVersion(t *testing.T) {
+	tr := newTracker(time.Now)
+	pod := func(name, node, rv string, phase corev1.PodPhase) *corev1.Pod {
+		p := &corev1.Pod{Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
+		p.Name, p.UID, p.ResourceVersion = name, types.UID(name), rv
+		return p
+	}
+	tr.observe(pod("a", "", "10", corev1.PodPending), false)
+	tr.observe(pod("a", "n1", "12", corev1.PodPending), false) // its binding
+	tr.observe(pod("a", "n1", "15", corev1.PodPending), false)
+	tr.observe(pod("a", "n1", "17", corev1.PodRunning), false)
+	tr.observe(pod("b", "n1", "20", corev1.PodRunning), false)
+	got := map[string]string{}
+	for _, p := range tr.Pods() {
+		got[p.Name] = p.BoundVersion
+	}
+	if got["a"] != "12" || got["b"] != "" {
+		t.Errorf("bound versions %v, want a 12, b none", got)
+	}
+	if v := boundVersions(tr.Pods()); len(v) != 1 || v["a"] != 12 {
+		t.Errorf("bound versions as numbers %v, want a 12 only", v)
+	}
+}
+
 func gpuNode(name string, gpus int, fake bool) *corev1.Node {
 	p, _ := fleet.LookupGPUProfile("dgx-h100")
 	n := fleet.NewNode(p, 0)

@@ -114,6 +114,7 @@ func TestPrintWritesBefore(t *testing.T) {
 	}}}
 	r.StatusRewrites = map[string]map[string]*workload.StatusRewrites{"kwok-controller": {"gf-train": {
 		Gap: workload.Percentiles{Count: 813, P50: 2.51, Max: 5.63}, MinGap: 0.61, FailedLater: 813, AfterWatchOpened: 800, AfterWatchSinceBinding: 810,
+		BindingVersionSeen: 813, AfterWatchFromBeforeBinding: 0,
 		SinceWatchOpened: &workload.Percentiles{Count: 813, P50: 0.42, P90: 1.1}, FirstSinceWatchOpened: &workload.Percentiles{Count: 700, P50: 3.2, P90: 8}}}}
 	var b strings.Builder
 	printTrain(&b, r)
@@ -132,7 +133,8 @@ func TestPrintWritesBefore(t *testing.T) {
 	want := "  pods in gf-train by kwok-controller's status writes to each: 87 with 1, 813 with 2\n" +
 		"    each write after a pod's first came 2.51s after the one before at the median (0.61s at the least, 5.63s at most); failed: 0 first writes, 813 later ones\n" +
 		"    800 of those writes came after kwok-controller opened a watch of pods since the write before, 810 since the pod's binding\n" +
-		"    from kwok-controller's last pod watch opened before each: those writes 0.42s at the median (1.10s at p90, 813 with one), the same pods' first writes 3.20s (8.00s, 700 with one)\n" +
+		"    of the 813 whose pod the run saw bound, 0 came after kwok-controller opened a watch of pods from a resource version before that one since the binding, 0 since the write before\n" +
+		"    from kwok-controller's last pod watch opened before each: every later write 0.42s at the median (1.10s at p90, 813 with one), the same pods' first writes 3.20s at the median (8.00s at p90, 700 with one)\n" +
 		"    the others' writes to each pod written once (87), since its binding or the write before, to the first: 87 with 1; 87 in all (scheduler create pods/binding 87)\n" +
 		"    the others' writes to each pod written again (813), since its binding or the write before, to the first: 800 with 1, 13 with 2; 826 in all (scheduler create pods/binding 813, ghostfleet patch pods 13)\n"
 	if !strings.Contains(b.String(), want) {

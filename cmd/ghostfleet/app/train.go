@@ -102,8 +102,11 @@ control plane, read from each source as each phase ends:
     with how many first and later writes failed, and, if the policy
     logs watches, how many came after the client opened a watch of pods
     since the write before, and since the pod's binding, and how long
-    after its last pod watch opened, against the same pods' first writes
-    (.statusRewrites), and the other clients'
+    after its last pod watch opened, against the same pods' first writes,
+    and how many after a pod watch since the binding (and since the
+    write before) that asked for changes from before the pod's bound
+    version (.statusRewrites), and
+    the other clients'
     writes to each pod from its binding (or the client's own write
     before) to the client's first write in the run, for pods written
     once and again (.writesBeforeFirst: a watch delivers each as a copy
@@ -439,12 +442,13 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 				if watchesLogged(r.AuditedWatches, by+" pods") {
 					fmt.Fprintf(w, "    %d of those writes came after %s opened a watch of pods since the write before, %d since the pod's binding\n",
 						re.AfterWatchOpened, by, re.AfterWatchSinceBinding)
-					if l := re.SinceWatchOpened; l != nil {
-						fmt.Fprintf(w, "    from %s's last pod watch opened before each: those writes %.2fs at the median (%.2fs at p90, %d with one)", by, l.P50, l.P90, l.Count)
-						if f := re.FirstSinceWatchOpened; f != nil {
-							fmt.Fprintf(w, ", the same pods' first writes %.2fs (%.2fs, %d with one)", f.P50, f.P90, f.Count)
-						}
-						fmt.Fprintln(w)
+					if re.BindingVersionSeen > 0 {
+						fmt.Fprintf(w, "    of the %d whose pod the run saw bound, %d came after %s opened a watch of pods from a resource version before that one since the binding, %d since the write before\n",
+							re.BindingVersionSeen, re.AfterWatchFromBeforeBinding, by, re.AfterWatchFromBeforeBindingSinceWrite)
+					}
+					if re.SinceWatchOpened != nil || re.FirstSinceWatchOpened != nil {
+						fmt.Fprintf(w, "    from %s's last pod watch opened before each: every later write %s, the same pods' first writes %s\n",
+							by, sinceWatch(re.SinceWatchOpened), sinceWatch(re.FirstSinceWatchOpened))
 					}
 				}
 			}
@@ -468,6 +472,14 @@ func watchesLogged(ws map[string]map[string]*workload.AuditedWatches, key string
 		}
 	}
 	return false
+}
+
+// sinceWatch says how long after a watch opened the writes of p came.
+func sinceWatch(p *workload.Percentiles) string {
+	if p == nil {
+		return "none with one"
+	}
+	return fmt.Sprintf("%.2fs at the median (%.2fs at p90, %d with one)", p.P50, p.P90, p.Count)
 }
 
 // watches lists each client's watches of each resource, the most ended
