@@ -231,6 +231,7 @@ func annotatedSeconds(annotations map[string]string, key string) float64 {
 // is its life.
 type AuditedWatches struct {
 	Opened            int          `json:"opened"`
+	FromCurrentState  int          `json:"fromCurrentState"`
 	Ended             int          `json:"ended"`
 	EndedEarly        int          `json:"endedEarly"`
 	EarlyWithinSecond int          `json:"earlyWithinSecond"`
@@ -240,12 +241,13 @@ type AuditedWatches struct {
 // phaseKey is a key of a phase's counts ("kwok-controller pods").
 type phaseKey struct{ phase, key string }
 
-// watchOpen is a watch that started: when the apiserver received it, and
-// the resource version it asked for changes after (from its request's
-// resourceVersion; 0 when it asked none, or "0", any).
+// watchOpen is a watch that started: when the apiserver received it,
+// and what it asked for (see watchStart): the changes after resource
+// version from, or the current state first (current).
 type watchOpen struct {
-	at   time.Time
-	from uint64
+	at      time.Time
+	from    uint64
+	current bool
 }
 
 // watchEvent counts a watch's start, or its end, by key (see
@@ -262,9 +264,14 @@ func (l *auditLog) watchEvent(ev auditv1.Event, key string, phases []record.Phas
 		return true
 	case ev.Stage == auditv1.StageResponseStarted:
 		l.started[ev.AuditID] = true
-		l.opened[key] = append(l.opened[key], watchOpen{ev.RequestReceivedTimestamp.Time, watchFrom(ev.RequestURI)})
+		from, current := watchStart(ev.RequestURI)
+		l.opened[key] = append(l.opened[key], watchOpen{ev.RequestReceivedTimestamp.Time, from, current})
 		if phase := phaseAt(phases, ev.RequestReceivedTimestamp.Time); phase >= 0 {
-			l.watchesOf(phases[phase].Name, key).Opened++
+			w := l.watchesOf(phases[phase].Name, key)
+			w.Opened++
+			if current {
+				w.FromCurrentState++
+			}
 		}
 		return true
 	case l.started[ev.AuditID] || ev.Stage == auditv1.StageResponseComplete && !refused:
@@ -323,12 +330,18 @@ func watchTimeout(requestURI string) (time.Duration, bool) {
 	return time.Duration(seconds) * time.Second, true
 }
 
-// watchFrom is the resource version a watch's request asked for changes
-// after, as a number (see boundVersions); 0 when it asked none or one
-// that is not a number.
-func watchFrom(requestURI string) uint64 {
-	v, _ := strconv.ParseUint(queryParam(requestURI, "resourceVersion"), 10, 64)
-	return v
+// watchStart is what a watch's request asked for: the changes after a
+// resource version (from, as a number; see boundVersions), or the
+// current state first (current): every object as it is as the watch
+// starts, then the changes, as a watch asking no resourceVersion, or
+// "0", or sendInitialEvents does. from is 0 when it is neither.
+func watchStart(requestURI string) (from uint64, current bool) {
+	rv := queryParam(requestURI, "resourceVersion")
+	if rv == "" || rv == "0" || queryParam(requestURI, "sendInitialEvents") == "true" {
+		return 0, true
+	}
+	from, _ = strconv.ParseUint(rv, 10, 64)
+	return from, false
 }
 
 // queryParam is the request URI's query parameter name; empty when it
@@ -602,11 +615,9 @@ type auditSpans struct {
 	boundVersions map[string]uint64
 }
 
-// boundVersions are the pods' BoundVersions by name, as the numbers
-// etcd makes them (a resource version is opaque to clients, but the
-// apiserver's etcd storage sets it from etcd's revision, which only
-// grows); a pod without one, or with one that is not a number, is left
-// out.
+// boundVersions are the pods' BoundVersions by name, as numbers
+// (docs/measurements.md says why they compare); a pod without one, or
+// with one that is not a number, is left out.
 func boundVersions(pods []PodTimes) map[string]uint64 {
 	out := map[string]uint64{}
 	for _, p := range pods {
@@ -764,19 +775,22 @@ type StatusRewrites struct {
 	AfterWatchSinceBinding int          `json:"afterWatchSinceBinding"`
 	SinceWatchOpened       *Percentiles `json:"sinceWatchOpened,omitempty"`
 	FirstSinceWatchOpened  *Percentiles `json:"firstSinceWatchOpened,omitempty"`
-	// BindingVersionSeen counts the later writes whose pod the run's own
-	// watch saw bound, at a resource version (BoundVersion), and
+	// A watch sends a pod's copy from its binding in two ways (see
+	// watchStart): asking for the changes after a resource version before
+	// the binding's, or asking for the current state while the pod is as
+	// its binding left it. BindingVersionSeen counts the later writes
+	// whose pod's binding the log holds and the run's own watch saw
+	// bound, at a resource version (BoundVersion), and
 	// AfterWatchFromBeforeBinding those of them received after the client
-	// opened a watch of pods, since the pod's binding, asking for the
-	// changes after a resource version before that one: only such a
-	// watch sends the binding's copy (again). A write with none came of
-	// a copy the client had been sent once. SinceWrite counts those with
-	// such a watch opened since the client's write before: it had written
-	// the pod from a copy it had been sent, and still asked for changes
-	// from before the binding.
-	BindingVersionSeen                    int `json:"bindingVersionSeen"`
-	AfterWatchFromBeforeBinding           int `json:"afterWatchFromBeforeBinding"`
-	AfterWatchFromBeforeBindingSinceWrite int `json:"afterWatchFromBeforeBindingSinceWrite"`
+	// opened a watch of pods, since the binding, asking for the changes
+	// after a version before that one. AfterCurrentStateWatch counts the
+	// later writes received after the client opened a watch of pods
+	// asking for the current state, after the pod's binding and before
+	// the next successful write to the pod. docs/measurements.md says
+	// what they show.
+	BindingVersionSeen          int `json:"bindingVersionSeen"`
+	AfterWatchFromBeforeBinding int `json:"afterWatchFromBeforeBinding"`
+	AfterCurrentStateWatch      int `json:"afterCurrentStateWatch"`
 }
 
 // byReceived orders status writes as the apiserver received them.
@@ -791,7 +805,7 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 	gaps := map[group][]time.Duration{}
 	failed := map[group][2]int{}
 	afterWatch, sinceBinding := map[group]int{}, map[group]int{}
-	versionKnown, fromBefore, fromBeforeSinceWrite := map[group]int{}, map[group]int{}, map[group]int{}
+	versionKnown, fromBefore, currentState := map[group]int{}, map[group]int{}, map[group]int{}
 	firstSinceWatch, laterSinceWatch := map[group][]time.Duration{}, map[group][]time.Duration{}
 	for w, sent := range writes {
 		if len(sent) < 2 {
@@ -801,7 +815,7 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 		sent = slices.Clone(sent)
 		slices.SortFunc(sent, byReceived)
 		f := failed[g]
-		watches := opened[w.by+" pods"]
+		watches, pod := opened[w.by+" pods"], pods[podRef{w.namespace, w.pod}]
 		version, versionSeen := bound[podRef{w.namespace, w.pod}]
 		for i, s := range sent {
 			// The client's last pod watch opened before this write.
@@ -817,25 +831,24 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 				if watched.After(sent[i-1].received) {
 					afterWatch[g]++
 				}
-				binding := lastWrite(pods[podRef{w.namespace, w.pod}], s.received, isBinding)
-				if !binding.IsZero() && watched.After(binding) {
-					sinceBinding[g]++
-				}
-				if versionSeen {
-					versionKnown[g]++
-					// Whether a watch opened since from, and before this
-					// write, asked for changes from before the pod's bound
-					// version.
-					resending := func(from time.Time) bool {
-						return !from.IsZero() && slices.ContainsFunc(watches, func(o watchOpen) bool {
-							return o.at.After(from) && o.at.Before(s.received) && o.from > 0 && o.from < version
-						})
+				if binding := lastWrite(pod, s.received, isBinding); !binding.IsZero() {
+					if watched.After(binding) {
+						sinceBinding[g]++
 					}
-					if resending(binding) {
-						fromBefore[g]++
+					if versionSeen {
+						versionKnown[g]++
+						if slices.ContainsFunc(watches, func(o watchOpen) bool {
+							return o.at.After(binding) && o.at.Before(s.received) && o.from > 0 && o.from < version
+						}) {
+							fromBefore[g]++
+						}
 					}
-					if resending(sent[i-1].received) {
-						fromBeforeSinceWrite[g]++
+					// The pod was as its binding left it until its next write.
+					next := firstWrite(pod, binding)
+					if slices.ContainsFunc(watches, func(o watchOpen) bool {
+						return o.current && o.at.After(binding) && o.at.Before(s.received) && (next.IsZero() || o.at.Before(next))
+					}) {
+						currentState[g]++
 					}
 				}
 			}
@@ -850,9 +863,8 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 		inner(out, g.by)[g.namespace] = &StatusRewrites{Gap: Summarise(d), MinGap: slices.Min(d).Seconds(),
 			FailedFirst: failed[g][0], FailedLater: failed[g][1],
 			AfterWatchOpened: afterWatch[g], AfterWatchSinceBinding: sinceBinding[g],
-			BindingVersionSeen: versionKnown[g], AfterWatchFromBeforeBinding: fromBefore[g],
-			AfterWatchFromBeforeBindingSinceWrite: fromBeforeSinceWrite[g],
-			SinceWatchOpened:                      summariseOrNil(laterSinceWatch[g]), FirstSinceWatchOpened: summariseOrNil(firstSinceWatch[g])}
+			BindingVersionSeen: versionKnown[g], AfterWatchFromBeforeBinding: fromBefore[g], AfterCurrentStateWatch: currentState[g],
+			SinceWatchOpened: summariseOrNil(laterSinceWatch[g]), FirstSinceWatchOpened: summariseOrNil(firstSinceWatch[g])}
 	}
 	return nilIfEmpty(out)
 }
@@ -922,6 +934,18 @@ func lastWrite(pod []podWrite, to time.Time, keep func(podWrite) bool) time.Time
 		}
 	}
 	return last
+}
+
+// firstWrite is when the apiserver received the first successful write
+// of pod after from; zero when none was.
+func firstWrite(pod []podWrite, from time.Time) time.Time {
+	var first time.Time
+	for _, x := range pod {
+		if x.ok && x.received.After(from) && (first.IsZero() || x.received.Before(first)) {
+			first = x.received
+		}
+	}
+	return first
 }
 
 // WritesBefore are the other clients' writes to the pods one client

@@ -161,7 +161,7 @@ func TestAuditFailuresAndStatusWrites(t *testing.T) {
 		auditLine("ResponseComplete", "patch", "pods/status", "p-4", kwok, 500, at(5000), at(5010)), // after the run
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(550)}, {Name: "hold", Start: at(550), End: at(3000)}}
-	res := recordLines(t, lines, phases, TokenBucket{})
+	res := recordLines(t, lines, phases, auditSpans{}, TokenBucket{})
 	failures := map[string]map[string]int{
 		"train": {"kwok patch pods/status 409": 1, "kwok patch pods/status 429": 1},
 		"hold":  {"kwok patch pods/status panic": 1},
@@ -209,18 +209,20 @@ func TestRewritesAfterWatchOpened(t *testing.T) {
 		{"ns", "p-3"}: {{at(1.2), "scheduler", binding, false}},                                                                            // none succeeded
 		{"ns", "p-4"}: {{at(1), "scheduler", binding, true}},
 	}
-	opened := map[string][]watchOpen{"kwok pods": {{at(2), 100}, {at(2.2), 0}, {at(6.2), 300}}, "kwok nodes": {{at(4.2), 1}}, "scheduler pods": {{at(4.2), 1}}}
-	// The watch at 2.2 asked for no resource version: the latest. The run
-	// saw p-1 bound at 150 (after the watch at 2 asked from 100),
-	// p-2 at 250 (its watch opened before its last binding), p-4 at 100
-	// (the watch asked for the changes after it), and not p-3.
+	opened := map[string][]watchOpen{"kwok pods": {{at(2), 100, false}, {at(2.2), 0, true}, {at(6.2), 200, false}, {at(8), 1, false}},
+		"kwok nodes": {{at(4.2), 1, false}}, "scheduler pods": {{at(4.2), 1, false}}}
+	// The watch at 2.2 asked for no resource version: the latest; the one
+	// at 8 came after every write. The run saw p-1 bound at 150 (after
+	// the watch at 2 asked from 100), p-2 at 250 (its watch, from 200,
+	// opened before its last binding), p-4 at 100 (the watch asked for
+	// the changes after it), and not p-3.
 	bound := map[podRef]uint64{{"ns", "p-1"}: 150, {"ns", "p-2"}: 250, {"ns", "p-4"}: 100}
 	re := rewrites(writes, pods, opened, bound)["kwok"]["ns"]
 	if re == nil || re.Gap.Count != 5 || re.AfterWatchOpened != 3 || re.AfterWatchSinceBinding != 3 {
 		t.Errorf("rewrites %+v; want 5, 3 of them (p-1's, p-3's and p-4's second) after kwok's pod watch opened since the write before, 3 (p-1's second and third, p-4's second) since the binding", re)
 	}
-	if re == nil || re.BindingVersionSeen != 4 || re.AfterWatchFromBeforeBinding != 2 || re.AfterWatchFromBeforeBindingSinceWrite != 1 {
-		t.Errorf("rewrites %+v; want 4 of a pod seen bound (not p-3's), 2 of them (p-1's) after a watch since the binding asking from before the version it was bound at, 1 (p-1's second) since the write before", re)
+	if re == nil || re.BindingVersionSeen != 4 || re.AfterWatchFromBeforeBinding != 2 {
+		t.Errorf("rewrites %+v; want 4 of a pod seen bound (not p-3's), 2 of them (p-1's) after a watch since the binding asking from before the version it was bound at", re)
 	}
 	// From kwok's last pod watch opened before each: the later writes
 	// 0.8, 2.8, 0.8, 0.3 and 0.3 s; the first writes only p-2's, 0.3 s
@@ -233,18 +235,73 @@ func TestRewritesAfterWatchOpened(t *testing.T) {
 	}
 }
 
-// A watch's resource version is read from its request, 0 when it asked
-// none, any ("0"), or not a number.
-func TestWatchFrom(t *testing.T) {
-	for uri, want := range map[string]uint64{
-		"/api/v1/pods?allowWatchBookmarks=true&resourceVersion=4711&timeoutSeconds=300&watch=true": 4711,
-		"/api/v1/pods?resourceVersion=0&watch=true":                                                0,
-		"/api/v1/pods?watch=true":                                                                  0,
-		"/api/v1/pods?resourceVersion=abc&watch=true":                                              0,
-		"%zz": 0,
+// The reader hands the rewrites each watch's resource version and the
+// versions the run saw the pods bound at.
+func TestAuditBoundVersions(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	kwok, scheduler := "kwok/v0.8.0 (linux/amd64)", "kube-scheduler/v1.36.3 (linux/amd64) kubernetes/abc/scheduler"
+	lines := []string{
+		auditLine("ResponseComplete", "create", "pods/binding", "p-1", scheduler, 201, at(1), at(1.01)),
+		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 200, at(2), at(2.01)),
+		strings.Replace(watchLine("w1", "ResponseStarted", kwok, 200, 300, at(2.5), at(2.5)), "watch=true", "resourceVersion=5&watch=true", 1),
+		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 422, at(3), at(3.01)),
+	}
+	phases := []record.Phase{{Name: "train", Start: at(0), End: at(10)}}
+	for version, want := range map[uint64]int{10: 1, 5: 0} {
+		res := recordLines(t, lines, phases, auditSpans{boundVersions: map[string]uint64{"p-1": version}}, TokenBucket{})
+		re := res.StatusRewrites["kwok"]["ns"]
+		if re == nil || re.BindingVersionSeen != 1 || re.AfterWatchFromBeforeBinding != want || re.AfterCurrentStateWatch != 0 {
+			t.Errorf("bound at %d: rewrites %+v; want 1 seen bound, %d after the watch from 5", version, re, want)
+		}
+	}
+}
+
+// A watch asks for the changes after a resource version, or for the
+// current state first: no version, "0", or sendInitialEvents.
+func TestWatchStart(t *testing.T) {
+	type start struct {
+		from    uint64
+		current bool
+	}
+	for uri, want := range map[string]start{
+		"/api/v1/pods?allowWatchBookmarks=true&resourceVersion=4711&timeoutSeconds=300&watch=true":              {4711, false},
+		"/api/v1/pods?resourceVersion=0&watch=true":                                                             {0, true},
+		"/api/v1/pods?watch=true":                                                                               {0, true},
+		"/api/v1/pods?resourceVersion=abc&watch=true":                                                           {0, false},
+		"/api/v1/pods?resourceVersion=4711&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true": {0, true},
 	} {
-		if got := watchFrom(uri); got != want {
-			t.Errorf("watchFrom(%q) = %d, want %d", uri, got, want)
+		if from, current := watchStart(uri); (start{from, current}) != want {
+			t.Errorf("watchStart(%q) = %d, %t; want %+v", uri, from, current, want)
+		}
+	}
+}
+
+// A rewrite counts as after a watch of the current state when the
+// client opened one after the pod's binding and before the next write to
+// it: the watch then sent the binding's copy.
+func TestRewritesAfterCurrentStateWatch(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	writes := map[statusWriter][]statusWrite{{"kwok", "ns", "p"}: {{at(2), true}, {at(4), false}}}
+	pods := map[podRef][]podWrite{{"ns", "p"}: {
+		{at(1), "scheduler", "create " + bindingResource, true},
+		{at(2), "kwok", "patch " + statusResource, true},
+		{at(4), "kwok", "patch " + statusResource, false},
+	}}
+	for _, tt := range []struct {
+		name  string
+		watch watchOpen
+		want  int
+	}{
+		{"of the current state, between the binding and the next write", watchOpen{at(1.5), 0, true}, 1},
+		{"after the next write", watchOpen{at(2.5), 0, true}, 0},
+		{"before the binding", watchOpen{at(0.5), 0, true}, 0},
+		{"from a resource version", watchOpen{at(1.5), 5, false}, 0},
+	} {
+		re := rewrites(writes, pods, map[string][]watchOpen{"kwok pods": {tt.watch}}, nil)["kwok"]["ns"]
+		if re == nil || re.AfterCurrentStateWatch != tt.want {
+			t.Errorf("%s: rewrites %+v, want %d after a watch of the current state", tt.name, re, tt.want)
 		}
 	}
 }
@@ -280,7 +337,7 @@ func TestWritesBefore(t *testing.T) {
 		write("patch", "pods/status", "p-4", kwok, 200, 3),
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0.1), End: at(10)}}
-	res := recordLines(t, lines, phases, TokenBucket{})
+	res := recordLines(t, lines, phases, auditSpans{}, TokenBucket{})
 	want := map[string]map[string]map[string]*WritesBefore{
 		"kwok": {"ns": {
 			WrittenOnce:  {Pods: 3, ByPod: map[string]int{"1": 3}, Writes: map[string]int{"scheduler create pods/binding": 1, "ghostfleet patch pods": 2}},
@@ -309,15 +366,15 @@ func dump(m map[string]map[string]map[string]*WritesBefore) string {
 }
 
 // recordLines is the record of an audit log holding lines, over phases,
-// with nothing to split, given the scheduler's bucket.
-func recordLines(t *testing.T, lines []string, phases []record.Phase, scheduler TokenBucket) TrainResult {
+// given what to split and the scheduler's bucket.
+func recordLines(t *testing.T, lines []string, phases []record.Phase, spans auditSpans, scheduler TokenBucket) TrainResult {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var res TrainResult
-	if _, err := recordAudit(&res, path, 0, "ns", auditSpans{}, phases, scheduler); err != nil {
+	if _, err := recordAudit(&res, path, 0, "ns", spans, phases, scheduler); err != nil {
 		t.Fatal(err)
 	}
 	return res
@@ -352,7 +409,7 @@ func TestAuditWatches(t *testing.T) {
 		auditLine("ResponseComplete", "list", "pods", "", scheduler, 200, at(5), at(5.1)),
 		watchLine("w6", "ResponseStarted", scheduler, 429, 300, at(6), at(6.01)), // refused
 		watchLine("w6", "ResponseComplete", scheduler, 429, 300, at(6), at(6.01)),
-		watchLine("w7", "ResponseStarted", kwok, 200, 300, at(7), at(7)), // ended at once
+		strings.Replace(watchLine("w7", "ResponseStarted", kwok, 200, 300, at(7), at(7)), "watch=true", "resourceVersion=7&watch=true", 1), // ended at once
 		watchLine("w7", "ResponseComplete", kwok, 200, 300, at(7), at(7.005)),
 		watchLine("w8", "ResponseStarted", kwok, 200, 300, at(8), at(8)), // panicked after a second
 		watchLine("w8", "Panic", kwok, 500, 300, at(8), at(9)),
@@ -366,9 +423,9 @@ func TestAuditWatches(t *testing.T) {
 		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 422, at(7.5), at(7.51)),
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(10)}, {Name: "hold", Start: at(10), End: at(30)}}
-	res := recordLines(t, lines, phases, TokenBucket{QPS: 50, Burst: 100})
+	res := recordLines(t, lines, phases, auditSpans{}, TokenBucket{QPS: 50, Burst: 100})
 	want := map[string]map[string]AuditedWatches{
-		"train": {"kwok pods": {Opened: 3, Ended: 3, EndedEarly: 3, EarlyWithinSecond: 1}, "scheduler pods": {Ended: 2}},
+		"train": {"kwok pods": {Opened: 3, FromCurrentState: 2, Ended: 3, EndedEarly: 3, EarlyWithinSecond: 1}, "scheduler pods": {Ended: 2}},
 		"hold":  {"kwok pods": {Ended: 1}},
 	}
 	if len(res.AuditedWatches) != len(want) {
@@ -395,8 +452,8 @@ func TestAuditWatches(t *testing.T) {
 			}
 		}
 	}
-	if re := res.StatusRewrites["kwok"]["ns"]; re == nil || re.Gap.Count != 2 || re.AfterWatchOpened != 1 || re.AfterWatchSinceBinding != 2 {
-		t.Errorf("kwok's rewrites %+v; want 2, the second after w7 opened (not the first, after a refused watch), both after w2 opened since the binding", re)
+	if re := res.StatusRewrites["kwok"]["ns"]; re == nil || re.Gap.Count != 2 || re.AfterWatchOpened != 1 || re.AfterWatchSinceBinding != 2 || re.AfterCurrentStateWatch != 2 {
+		t.Errorf("kwok's rewrites %+v; want 2, the second after w7 opened (not the first, after a refused watch), both after w2 opened since the binding, of the current state before the first write", re)
 	}
 	counts := map[string]int{"kwok watch pods": 1, "kwok list pods": 1, "kwok patch pods/status": 3, "scheduler list pods": 1, "scheduler watch pods": 1}
 	if fmt.Sprint(res.AuditedRequests["train"]) != fmt.Sprint(counts) {
@@ -434,7 +491,7 @@ func TestAuditedTimes(t *testing.T) {
 		auditLine("ResponseComplete", "get", "pods", "a-1", gcAgent, 404, at(2100), at(2130)),
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(2000)}, {Name: "hold", Start: at(2000), End: at(3000)}}
-	res := recordLines(t, lines, phases, TokenBucket{})
+	res := recordLines(t, lines, phases, auditSpans{}, TokenBucket{})
 	want := map[string]map[string]AuditedTimes{
 		"train": {
 			"generic-garbage-collector delete pods": {Seconds: 2.2, Slow: 2, SlowSeconds: 1.5, SlowEtcdSeconds: 0.3, SlowAPFSeconds: 0.05,

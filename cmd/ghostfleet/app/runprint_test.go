@@ -92,10 +92,10 @@ func TestByCount(t *testing.T) {
 func TestWatches(t *testing.T) {
 	ws := map[string]*workload.AuditedWatches{
 		"scheduler pods":       {Ended: 1},
-		"kwok-controller pods": {Opened: 9, Ended: 9, EndedEarly: 9, EarlyLived: &workload.Percentiles{Count: 9, P50: 41.2}},
+		"kwok-controller pods": {Opened: 9, FromCurrentState: 9, Ended: 9, EndedEarly: 9, EarlyLived: &workload.Percentiles{Count: 9, P50: 41.2}},
 		"ghostfleet pods":      {Opened: 1},
 	}
-	want := "kwok-controller pods opened 9, ended 9 (9 before their timeout, 0 within a second, after 41.20s at the median); scheduler pods opened 0, ended 1; ghostfleet pods opened 1, ended 0"
+	want := "kwok-controller pods opened 9 (9 from the current state), ended 9 (9 before their timeout, 0 within a second, after 41.20s at the median); scheduler pods opened 0, ended 1; ghostfleet pods opened 1, ended 0"
 	if got := watches(ws); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -114,7 +114,7 @@ func TestPrintWritesBefore(t *testing.T) {
 	}}}
 	r.StatusRewrites = map[string]map[string]*workload.StatusRewrites{"kwok-controller": {"gf-train": {
 		Gap: workload.Percentiles{Count: 813, P50: 2.51, Max: 5.63}, MinGap: 0.61, FailedLater: 813, AfterWatchOpened: 800, AfterWatchSinceBinding: 810,
-		BindingVersionSeen: 813, AfterWatchFromBeforeBinding: 0,
+		BindingVersionSeen: 813, AfterWatchFromBeforeBinding: 5, AfterCurrentStateWatch: 790,
 		SinceWatchOpened: &workload.Percentiles{Count: 813, P50: 0.42, P90: 1.1}, FirstSinceWatchOpened: &workload.Percentiles{Count: 700, P50: 3.2, P90: 8}}}}
 	var b strings.Builder
 	printTrain(&b, r)
@@ -133,7 +133,8 @@ func TestPrintWritesBefore(t *testing.T) {
 	want := "  pods in gf-train by kwok-controller's status writes to each: 87 with 1, 813 with 2\n" +
 		"    each write after a pod's first came 2.51s after the one before at the median (0.61s at the least, 5.63s at most); failed: 0 first writes, 813 later ones\n" +
 		"    800 of those writes came after kwok-controller opened a watch of pods since the write before, 810 since the pod's binding\n" +
-		"    of the 813 whose pod the run saw bound, 0 came after kwok-controller opened a watch of pods from a resource version before that one since the binding, 0 since the write before\n" +
+		"    of the 813 of pods the run saw bound, 5 came after kwok-controller opened, since the binding, a pod watch asking from before the bound version\n" +
+		"    790 came after kwok-controller opened, between the pod's binding and the next write to it, a pod watch asking for the current state (which sent the binding's copy)\n" +
 		"    from kwok-controller's last pod watch opened before each: every later write 0.42s at the median (1.10s at p90, 813 with one), the same pods' first writes 3.20s at the median (8.00s at p90, 700 with one)\n" +
 		"    the others' writes to each pod written once (87), since its binding or the write before, to the first: 87 with 1; 87 in all (scheduler create pods/binding 87)\n" +
 		"    the others' writes to each pod written again (813), since its binding or the write before, to the first: 800 with 1, 13 with 2; 826 in all (scheduler create pods/binding 813, ghostfleet patch pods 13)\n"

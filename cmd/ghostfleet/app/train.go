@@ -103,16 +103,15 @@ control plane, read from each source as each phase ends:
     logs watches, how many came after the client opened a watch of pods
     since the write before, and since the pod's binding, and how long
     after its last pod watch opened, against the same pods' first writes,
-    and how many after a pod watch since the binding (and since the
-    write before) that asked for changes from before the pod's bound
-    version (.statusRewrites), and
-    the other clients'
-    writes to each pod from its binding (or the client's own write
-    before) to the client's first write in the run, for pods written
-    once and again (.writesBeforeFirst: a watch delivers each as a copy
-    without that write); if the policy logs watches, each client's
-    watches of each resource opened and ended, and those ended before
-    their own timeout, with how long they had lived (.auditedWatches);
+    and how many after a pod watch that sent the pod's copy from its
+    binding (.statusRewrites), and the other clients' writes to each
+    pod from its binding (or the client's own write before) to the
+    client's first write in the run, for pods written once and again
+    (.writesBeforeFirst: a watch delivers each as a copy without that
+    write); if the policy logs watches, each client's watches of each
+    resource opened (and of those, asking for the current state) and
+    ended, and those ended before their own timeout, with how long they
+    had lived (.auditedWatches);
     the most of kube-scheduler's client tokens its
     requests drew at once, its token bucket replayed over them with the
     profile's QPS and burst (.schedulerTokens: drawn to the burst means
@@ -443,9 +442,11 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 					fmt.Fprintf(w, "    %d of those writes came after %s opened a watch of pods since the write before, %d since the pod's binding\n",
 						re.AfterWatchOpened, by, re.AfterWatchSinceBinding)
 					if re.BindingVersionSeen > 0 {
-						fmt.Fprintf(w, "    of the %d whose pod the run saw bound, %d came after %s opened a watch of pods from a resource version before that one since the binding, %d since the write before\n",
-							re.BindingVersionSeen, re.AfterWatchFromBeforeBinding, by, re.AfterWatchFromBeforeBindingSinceWrite)
+						fmt.Fprintf(w, "    of the %d of pods the run saw bound, %d came after %s opened, since the binding, a pod watch asking from before the bound version\n",
+							re.BindingVersionSeen, re.AfterWatchFromBeforeBinding, by)
 					}
+					fmt.Fprintf(w, "    %d came after %s opened, between the pod's binding and the next write to it, a pod watch asking for the current state (which sent the binding's copy)\n",
+						re.AfterCurrentStateWatch, by)
 					if re.SinceWatchOpened != nil || re.FirstSinceWatchOpened != nil {
 						fmt.Fprintf(w, "    from %s's last pod watch opened before each: every later write %s, the same pods' first writes %s\n",
 							by, sinceWatch(re.SinceWatchOpened), sinceWatch(re.FirstSinceWatchOpened))
@@ -483,15 +484,19 @@ func sinceWatch(p *workload.Percentiles) string {
 }
 
 // watches lists each client's watches of each resource, the most ended
-// first: "kwok-controller pods opened 9, ended 9 (9 before their
-// timeout, 0 within a second, after 41.20s at the median); scheduler
-// pods opened 0, ended 1".
+// first: "kwok-controller pods opened 9 (9 from the current state),
+// ended 9 (9 before their timeout, 0 within a second, after 41.20s at
+// the median); scheduler pods opened 0, ended 1".
 func watches(ws map[string]*workload.AuditedWatches) string {
 	keys := slices.Sorted(maps.Keys(ws))
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(ws[b].Ended, ws[a].Ended) })
 	parts := []string{}
 	for _, k := range keys {
-		part := fmt.Sprintf("%s opened %d, ended %d", k, ws[k].Opened, ws[k].Ended)
+		part := fmt.Sprintf("%s opened %d", k, ws[k].Opened)
+		if n := ws[k].FromCurrentState; n > 0 {
+			part += fmt.Sprintf(" (%d from the current state)", n)
+		}
+		part += fmt.Sprintf(", ended %d", ws[k].Ended)
 		if l := ws[k].EarlyLived; l != nil {
 			part += fmt.Sprintf(" (%d before their timeout, %d within a second, after %.2fs at the median)", ws[k].EndedEarly, ws[k].EarlyWithinSecond, l.P50)
 		}
