@@ -798,8 +798,9 @@ func byReceived(a, b statusWrite) int { return a.received.Compare(b.received) }
 
 // rewrites are the StatusRewrites of every client and namespace with a
 // pod written to more than once, by client then namespace, given every
-// write to each pod (for its bindings) and when each client's watches
-// started (opened, by "client resource"); nil when there are none.
+// write to each pod (for its bindings and next writes), each client's
+// watches that started (opened, by "client resource") and the resource
+// versions pods were seen bound at (bound); nil when there are none.
 func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite, opened map[string][]watchOpen, bound map[podRef]uint64) map[string]map[string]*StatusRewrites {
 	type group struct{ by, namespace string }
 	gaps := map[group][]time.Duration{}
