@@ -659,7 +659,7 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 	res.AuditedRequests, res.AuditedTimes, res.AuditedFailures = l.counts, l.times, l.failures
 	res.AuditedWatches = nilIfEmpty(l.watches)
 	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites, l.podWrites, l.opened, boundAt(namespace, spans.boundVersions))
-	res.WritesBeforeFirst = writesBefore(l.statusWrites, l.podWrites)
+	res.WritesBeforeFirst = writesBefore(l.statusWrites, l.podWrites, l.opened)
 	if scheduler.QPS > 0 && scheduler.Burst > 0 {
 		res.SchedulerTokens = drawTokens(l.scheduler, scheduler, phases)
 	}
@@ -844,11 +844,7 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 							fromBefore[g]++
 						}
 					}
-					// The pod was as its binding left it until its next write.
-					next := firstWrite(pod, binding)
-					if slices.ContainsFunc(watches, func(o watchOpen) bool {
-						return o.current && o.at.After(binding) && o.at.Before(s.received) && (next.IsZero() || o.at.Before(next))
-					}) {
+					if resentBound(watches, pod, binding, s.received) {
 						currentState[g]++
 					}
 				}
@@ -868,6 +864,17 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 			SinceWatchOpened: summariseOrNil(laterSinceWatch[g]), FirstSinceWatchOpened: summariseOrNil(firstSinceWatch[g])}
 	}
 	return nilIfEmpty(out)
+}
+
+// resentBound is whether watches hold one asking for the current state
+// opened after the pod's binding and before both to and the next
+// successful write to the pod: the pod was as its binding left it until
+// that write, so the watch sent the binding's copy again.
+func resentBound(watches []watchOpen, pod []podWrite, binding, to time.Time) bool {
+	next := firstWrite(pod, binding)
+	return slices.ContainsFunc(watches, func(o watchOpen) bool {
+		return o.current && o.at.After(binding) && o.at.Before(to) && (next.IsZero() || o.at.Before(next))
+	})
 }
 
 // lastBefore is when the last of watches opened before to was; zero
@@ -961,11 +968,18 @@ func firstWrite(pod []podWrite, from time.Time) time.Time {
 // and a watch of bound pods (kwok's) delivers each as a copy of the pod
 // before the copy with that write: ByPod counts the pods by how many
 // they had, Writes the writes by who sent what ("scheduler create
-// pods/binding").
+// pods/binding"). CurrentStateWatch counts the pods whose binding (the
+// last successful one before the first write) the log holds and that
+// the client opened a watch of pods asking for the current state after,
+// before both the first write and the next successful write to the pod:
+// that watch sent the binding's copy again (see resentBound). Of pods
+// written once, those are copies sent again that the client did not
+// play again; it is 0 when the audit policy logs no pod watch.
 type WritesBefore struct {
-	Pods   int            `json:"pods"`
-	ByPod  map[string]int `json:"byPod"`
-	Writes map[string]int `json:"writes"`
+	Pods              int            `json:"pods"`
+	ByPod             map[string]int `json:"byPod"`
+	Writes            map[string]int `json:"writes"`
+	CurrentStateWatch int            `json:"currentStateWatch"`
 }
 
 // The groups of WritesBefore: pods a client wrote the status of once in
@@ -977,8 +991,10 @@ const (
 
 // writesBefore are, by client, namespace and WrittenOnce or
 // WrittenAgain, the WritesBefore of the pods each client wrote the
-// status of in the phases (status); nil when none was.
-func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]podWrite) map[string]map[string]map[string]*WritesBefore {
+// status of in the phases (status), given every write to each pod and
+// each client's watches that started (opened, by "client resource");
+// nil when none was.
+func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]podWrite, opened map[string][]watchOpen) map[string]map[string]map[string]*WritesBefore {
 	out := map[string]map[string]map[string]*WritesBefore{}
 	for w, sent := range status {
 		first := slices.MinFunc(sent, byReceived).received
@@ -1005,6 +1021,9 @@ func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]pod
 		}
 		b.Pods++
 		b.ByPod[strconv.Itoa(n)]++
+		if binding := lastWrite(pod, first, isBinding); !binding.IsZero() && resentBound(opened[w.by+" pods"], pod, binding, first) {
+			b.CurrentStateWatch++
+		}
 	}
 	return nilIfEmpty(out)
 }

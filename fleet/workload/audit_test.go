@@ -309,7 +309,9 @@ func TestRewritesAfterCurrentStateWatch(t *testing.T) {
 // Before each client's first status write of a pod in the phases, the
 // other clients' successful writes to the pod are counted from its last
 // successful binding or the client's own last successful write before,
-// whichever is later, or from the log's start when it holds neither.
+// whichever is later, or from the log's start when it holds neither;
+// those the client's watch of the current state sent as their binding
+// left them are counted too.
 func TestWritesBefore(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -335,12 +337,17 @@ func TestWritesBefore(t *testing.T) {
 		write("patch", "pods/status", "p-3", kwok, 200, 3),
 		write("patch", "pods", "p-4", gf, 200, -1), // neither in the log: from its start
 		write("patch", "pods/status", "p-4", kwok, 200, 3),
+		// kwok's watches of pods: from a version, after p-1's binding;
+		// of the current state after p-1's next write (the scheduler's)
+		// and before p-2's: only p-2 was sent as its binding left it.
+		strings.Replace(watchLine("w1", "ResponseStarted", kwok, 200, 300, at(1.2), at(1.2)), "watch=true", "resourceVersion=5&watch=true", 1),
+		watchLine("w2", "ResponseStarted", kwok, 200, 300, at(1.7), at(1.7)),
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0.1), End: at(10)}}
 	res := recordLines(t, lines, phases, auditSpans{}, TokenBucket{})
 	want := map[string]map[string]map[string]*WritesBefore{
 		"kwok": {"ns": {
-			WrittenOnce:  {Pods: 3, ByPod: map[string]int{"1": 3}, Writes: map[string]int{"scheduler create pods/binding": 1, "ghostfleet patch pods": 2}},
+			WrittenOnce:  {Pods: 3, ByPod: map[string]int{"1": 3}, Writes: map[string]int{"scheduler create pods/binding": 1, "ghostfleet patch pods": 2}, CurrentStateWatch: 1},
 			WrittenAgain: {Pods: 1, ByPod: map[string]int{"3": 1}, Writes: map[string]int{"scheduler create pods/binding": 1, "scheduler patch pods/status": 1, "ghostfleet patch pods": 1}},
 		}},
 		"scheduler": {"ns": {WrittenOnce: {Pods: 1, ByPod: map[string]int{"0": 1}, Writes: map[string]int{}}}},

@@ -109,8 +109,8 @@ func TestPrintWritesBefore(t *testing.T) {
 	var r runs.TrainResult
 	r.PodStatusWrites = map[string]map[string]map[string]int{"kwok-controller": {"gf-train": {"1": 87, "2": 813}}}
 	r.WritesBeforeFirst = map[string]map[string]map[string]*workload.WritesBefore{"kwok-controller": {"gf-train": {
-		workload.WrittenAgain: {Pods: 813, ByPod: map[string]int{"1": 800, "2": 13}, Writes: map[string]int{"scheduler create pods/binding": 813, "ghostfleet patch pods": 13}},
-		workload.WrittenOnce:  {Pods: 87, ByPod: map[string]int{"1": 87}, Writes: map[string]int{"scheduler create pods/binding": 87}},
+		workload.WrittenAgain: {Pods: 813, ByPod: map[string]int{"1": 800, "2": 13}, Writes: map[string]int{"scheduler create pods/binding": 813, "ghostfleet patch pods": 13}, CurrentStateWatch: 790},
+		workload.WrittenOnce:  {Pods: 87, ByPod: map[string]int{"1": 87}, Writes: map[string]int{"scheduler create pods/binding": 87}, CurrentStateWatch: 40},
 	}}}
 	r.StatusRewrites = map[string]map[string]*workload.StatusRewrites{"kwok-controller": {"gf-train": {
 		Gap: workload.Percentiles{Count: 813, P50: 2.51, Max: 5.63}, MinGap: 0.61, FailedLater: 813, AfterWatchOpened: 800, AfterWatchSinceBinding: 810,
@@ -118,13 +118,13 @@ func TestPrintWritesBefore(t *testing.T) {
 		SinceWatchOpened: &workload.Percentiles{Count: 813, P50: 0.42, P90: 1.1}, FirstSinceWatchOpened: &workload.Percentiles{Count: 700, P50: 3.2, P90: 8}}}}
 	var b strings.Builder
 	printTrain(&b, r)
-	if strings.Contains(b.String(), "opened a watch") || strings.Contains(b.String(), "watch opened") {
+	if strings.Contains(b.String(), "opened a watch") || strings.Contains(b.String(), "watch opened") || strings.Contains(b.String(), "current state") {
 		t.Errorf("summary counts rewrites after a watch opened on a fleet whose audit log holds no watch:\n%s", b.String())
 	}
 	r.AuditedWatches = map[string]map[string]*workload.AuditedWatches{"train": {"kwok-controller nodes": {Ended: 1}}}
 	b.Reset()
 	printTrain(&b, r)
-	if strings.Contains(b.String(), "opened a watch") {
+	if strings.Contains(b.String(), "opened a watch") || strings.Contains(b.String(), "current state") {
 		t.Errorf("summary counts rewrites after a pod watch opened where the audit log holds only node watches:\n%s", b.String())
 	}
 	r.AuditedWatches["hold"] = map[string]*workload.AuditedWatches{"kwok-controller pods": {Opened: 11, Ended: 11}}
@@ -137,7 +137,9 @@ func TestPrintWritesBefore(t *testing.T) {
 		"    790 came after kwok-controller opened, between the pod's binding and the next write to it, a pod watch asking for the current state (which sent the binding's copy)\n" +
 		"    from kwok-controller's last pod watch opened before each: every later write 0.42s at the median (1.10s at p90, 813 with one), the same pods' first writes 3.20s at the median (8.00s at p90, 700 with one)\n" +
 		"    the others' writes to each pod written once (87), since its binding or the write before, to the first: 87 with 1; 87 in all (scheduler create pods/binding 87)\n" +
-		"    the others' writes to each pod written again (813), since its binding or the write before, to the first: 800 with 1, 13 with 2; 826 in all (scheduler create pods/binding 813, ghostfleet patch pods 13)\n"
+		"      40 of them had kwok-controller open, between the binding and the next write to the pod, a pod watch asking for the current state\n" +
+		"    the others' writes to each pod written again (813), since its binding or the write before, to the first: 800 with 1, 13 with 2; 826 in all (scheduler create pods/binding 813, ghostfleet patch pods 13)\n" +
+		"      790 of them had kwok-controller open, between the binding and the next write to the pod, a pod watch asking for the current state\n"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("summary lacks %q:\n%s", want, b.String())
 	}

@@ -108,7 +108,10 @@ control plane, read from each source as each phase ends:
     pod from its binding (or the client's own write before) to the
     client's first write in the run, for pods written once and again
     (.writesBeforeFirst: a watch delivers each as a copy without that
-    write); if the policy logs watches, each client's watches of each
+    write), with how many of those pods had the client open, between the
+    binding and the next write, a pod watch asking for the current state
+    (it sent the binding's copy again: of pods written once, a copy not
+    played again); if the policy logs watches, each client's watches of each
     resource opened (and of those, asking for the current state) and
     ended, and those ended before their own timeout, with how long they
     had lived (.auditedWatches);
@@ -457,6 +460,10 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 				if b := r.WritesBeforeFirst[by][ns][group]; b != nil {
 					fmt.Fprintf(w, "    the others' writes to each pod written %s (%d), since its binding or the write before, to the first: %s; %s\n",
 						group, b.Pods, byCount(b.ByPod), counted(b.Writes, 4))
+					if watchesLogged(r.AuditedWatches, by+" pods") {
+						fmt.Fprintf(w, "      %d of them had %s open, between the binding and the next write to the pod, a pod watch asking for the current state\n",
+							b.CurrentStateWatch, by)
+					}
 				}
 			}
 		}
