@@ -242,12 +242,16 @@ type AuditedWatches struct {
 type phaseKey struct{ phase, key string }
 
 // watchOpen is a watch that started: when the apiserver received it,
-// and what it asked for (see watchStart): the changes after resource
-// version from, or the current state first (current).
+// what it asked for (see watchStart): the changes after resource version
+// from, or the current state first (current), and when its response
+// started. A watch of the current state takes the state it sends first
+// between the two: the apiserver's watch cache registers it, with a copy
+// of every object it then holds, before the response starts.
 type watchOpen struct {
 	at      time.Time
 	from    uint64
 	current bool
+	started time.Time
 }
 
 // watchEvent counts a watch's start, or its end, by key (see
@@ -265,7 +269,7 @@ func (l *auditLog) watchEvent(ev auditv1.Event, key string, phases []record.Phas
 	case ev.Stage == auditv1.StageResponseStarted:
 		l.started[ev.AuditID] = true
 		from, current := watchStart(ev.RequestURI)
-		l.opened[key] = append(l.opened[key], watchOpen{ev.RequestReceivedTimestamp.Time, from, current})
+		l.opened[key] = append(l.opened[key], watchOpen{ev.RequestReceivedTimestamp.Time, from, current, ev.StageTimestamp.Time})
 		if phase := phaseAt(phases, ev.RequestReceivedTimestamp.Time); phase >= 0 {
 			w := l.watchesOf(phases[phase].Name, key)
 			w.Opened++
@@ -786,11 +790,14 @@ type StatusRewrites struct {
 	// after a version before that one. AfterCurrentStateWatch counts the
 	// later writes received after the client opened a watch of pods
 	// asking for the current state, after the pod's binding and before
-	// the next successful write to the pod. docs/measurements.md says
-	// what they show.
-	BindingVersionSeen          int `json:"bindingVersionSeen"`
-	AfterWatchFromBeforeBinding int `json:"afterWatchFromBeforeBinding"`
-	AfterCurrentStateWatch      int `json:"afterCurrentStateWatch"`
+	// the next successful write to the pod, and
+	// AfterCurrentStateWatchStarted those after one that did so or was
+	// received before the binding and started after it (see
+	// resentBound). docs/measurements.md says what they show.
+	BindingVersionSeen            int `json:"bindingVersionSeen"`
+	AfterWatchFromBeforeBinding   int `json:"afterWatchFromBeforeBinding"`
+	AfterCurrentStateWatch        int `json:"afterCurrentStateWatch"`
+	AfterCurrentStateWatchStarted int `json:"afterCurrentStateWatchStarted"`
 }
 
 // byReceived orders status writes as the apiserver received them.
@@ -806,7 +813,7 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 	gaps := map[group][]time.Duration{}
 	failed := map[group][2]int{}
 	afterWatch, sinceBinding := map[group]int{}, map[group]int{}
-	versionKnown, fromBefore, currentState := map[group]int{}, map[group]int{}, map[group]int{}
+	versionKnown, fromBefore, currentState, currentStateStarted := map[group]int{}, map[group]int{}, map[group]int{}, map[group]int{}
 	firstSinceWatch, laterSinceWatch := map[group][]time.Duration{}, map[group][]time.Duration{}
 	for w, sent := range writes {
 		if len(sent) < 2 {
@@ -844,8 +851,11 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 							fromBefore[g]++
 						}
 					}
-					if resentBound(watches, pod, binding, s.received) {
+					if resentBound(watches, pod, binding, s.received, false) {
 						currentState[g]++
+					}
+					if resentBound(watches, pod, binding, s.received, true) {
+						currentStateStarted[g]++
 					}
 				}
 			}
@@ -860,20 +870,26 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 		inner(out, g.by)[g.namespace] = &StatusRewrites{Gap: Summarise(d), MinGap: slices.Min(d).Seconds(),
 			FailedFirst: failed[g][0], FailedLater: failed[g][1],
 			AfterWatchOpened: afterWatch[g], AfterWatchSinceBinding: sinceBinding[g],
-			BindingVersionSeen: versionKnown[g], AfterWatchFromBeforeBinding: fromBefore[g], AfterCurrentStateWatch: currentState[g],
+			BindingVersionSeen: versionKnown[g], AfterWatchFromBeforeBinding: fromBefore[g], AfterCurrentStateWatch: currentState[g], AfterCurrentStateWatchStarted: currentStateStarted[g],
 			SinceWatchOpened: summariseOrNil(laterSinceWatch[g]), FirstSinceWatchOpened: summariseOrNil(firstSinceWatch[g])}
 	}
 	return nilIfEmpty(out)
 }
 
 // resentBound is whether watches hold one asking for the current state
-// opened after the pod's binding and before both to and the next
-// successful write to the pod: the pod was as its binding left it until
-// that write, so the watch sent the binding's copy again.
-func resentBound(watches []watchOpen, pod []podWrite, binding, to time.Time) bool {
+// opened after the pod's binding and before the next successful write to
+// the pod, and before to unless it is zero: the pod was as its binding
+// left it until that write, so the watch sent the binding's copy again.
+// With started, one opened before the binding counts too if its response
+// started after it: it may have taken its first state after the binding.
+func resentBound(watches []watchOpen, pod []podWrite, binding, to time.Time, started bool) bool {
 	next := firstWrite(pod, binding)
 	return slices.ContainsFunc(watches, func(o watchOpen) bool {
-		return o.current && o.at.After(binding) && o.at.Before(to) && (next.IsZero() || o.at.Before(next))
+		since := o.at
+		if started {
+			since = o.started
+		}
+		return o.current && since.After(binding) && (to.IsZero() || o.at.Before(to)) && (next.IsZero() || o.at.Before(next))
 	})
 }
 
@@ -969,17 +985,22 @@ func firstWrite(pod []podWrite, from time.Time) time.Time {
 // before the copy with that write: ByPod counts the pods by how many
 // they had, Writes the writes by who sent what ("scheduler create
 // pods/binding"). CurrentStateWatch counts the pods whose binding (the
-// last successful one before the first write) the log holds and that
-// the client opened a watch of pods asking for the current state after,
-// before both the first write and the next successful write to the pod:
-// that watch sent the binding's copy again (see resentBound). Of pods
-// written once, those are copies sent again that the client did not
-// play again; it is 0 when the audit policy logs no pod watch.
+// last successful one before the first write, with no successful status
+// write of the client's own after it) the log holds and for which the
+// client opened a pod watch asking for the current state after that
+// binding and before the pod's next successful write, the client's
+// first or, if that failed, a later one: that watch sent the binding's
+// copy again (see resentBound). Of pods written once, those are copies
+// sent again that the client did not play again; it is 0 when the audit
+// policy logs no pod watch. CurrentStateWatchStarted counts them with
+// the watches received before the binding whose response started after
+// it too (see resentBound).
 type WritesBefore struct {
-	Pods              int            `json:"pods"`
-	ByPod             map[string]int `json:"byPod"`
-	Writes            map[string]int `json:"writes"`
-	CurrentStateWatch int            `json:"currentStateWatch"`
+	Pods                     int            `json:"pods"`
+	ByPod                    map[string]int `json:"byPod"`
+	Writes                   map[string]int `json:"writes"`
+	CurrentStateWatch        int            `json:"currentStateWatch"`
+	CurrentStateWatchStarted int            `json:"currentStateWatchStarted"`
 }
 
 // The groups of WritesBefore: pods a client wrote the status of once in
@@ -1021,8 +1042,14 @@ func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]pod
 		}
 		b.Pods++
 		b.ByPod[strconv.Itoa(n)]++
-		if binding := lastWrite(pod, first, isBinding); !binding.IsZero() && resentBound(opened[w.by+" pods"], pod, binding, first) {
-			b.CurrentStateWatch++
+		if binding := lastWrite(pod, first, isBinding); !binding.IsZero() && !from.After(binding) {
+			watches := opened[w.by+" pods"]
+			if resentBound(watches, pod, binding, time.Time{}, false) {
+				b.CurrentStateWatch++
+			}
+			if resentBound(watches, pod, binding, time.Time{}, true) {
+				b.CurrentStateWatchStarted++
+			}
 		}
 	}
 	return nilIfEmpty(out)

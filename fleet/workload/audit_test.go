@@ -209,8 +209,8 @@ func TestRewritesAfterWatchOpened(t *testing.T) {
 		{"ns", "p-3"}: {{at(1.2), "scheduler", binding, false}},                                                                            // none succeeded
 		{"ns", "p-4"}: {{at(1), "scheduler", binding, true}},
 	}
-	opened := map[string][]watchOpen{"kwok pods": {{at(2), 100, false}, {at(2.2), 0, true}, {at(6.2), 200, false}, {at(8), 1, false}},
-		"kwok nodes": {{at(4.2), 1, false}}, "scheduler pods": {{at(4.2), 1, false}}}
+	opened := map[string][]watchOpen{"kwok pods": {{at(2), 100, false, at(2)}, {at(2.2), 0, true, at(2.2)}, {at(6.2), 200, false, at(6.2)}, {at(8), 1, false, at(8)}},
+		"kwok nodes": {{at(4.2), 1, false, at(4.2)}}, "scheduler pods": {{at(4.2), 1, false, at(4.2)}}}
 	// The watch at 2.2 asked for no resource version: the latest; the one
 	// at 8 came after every write. The run saw p-1 bound at 150 (after
 	// the watch at 2 asked from 100), p-2 at 250 (its watch, from 200,
@@ -279,7 +279,8 @@ func TestWatchStart(t *testing.T) {
 
 // A rewrite counts as after a watch of the current state when the
 // client opened one after the pod's binding and before the next write to
-// it: the watch then sent the binding's copy.
+// it: the watch then sent the binding's copy; with the watches started
+// after the binding, also when one received before it started after it.
 func TestRewritesAfterCurrentStateWatch(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -290,18 +291,20 @@ func TestRewritesAfterCurrentStateWatch(t *testing.T) {
 		{at(4), "kwok", "patch " + statusResource, false},
 	}}
 	for _, tt := range []struct {
-		name  string
-		watch watchOpen
-		want  int
+		name          string
+		watch         watchOpen
+		want, started int
 	}{
-		{"of the current state, between the binding and the next write", watchOpen{at(1.5), 0, true}, 1},
-		{"after the next write", watchOpen{at(2.5), 0, true}, 0},
-		{"before the binding", watchOpen{at(0.5), 0, true}, 0},
-		{"from a resource version", watchOpen{at(1.5), 5, false}, 0},
+		{"of the current state, between the binding and the next write", watchOpen{at(1.5), 0, true, at(1.5)}, 1, 1},
+		{"after the next write", watchOpen{at(2.5), 0, true, at(2.5)}, 0, 0},
+		{"before the binding", watchOpen{at(0.5), 0, true, at(0.5)}, 0, 0},
+		{"received before the binding, started after it", watchOpen{at(0.5), 0, true, at(1.1)}, 0, 1},
+		{"received after the next write, started later", watchOpen{at(2.5), 0, true, at(2.6)}, 0, 0},
+		{"from a resource version", watchOpen{at(1.5), 5, false, at(1.5)}, 0, 0},
 	} {
 		re := rewrites(writes, pods, map[string][]watchOpen{"kwok pods": {tt.watch}}, nil)["kwok"]["ns"]
-		if re == nil || re.AfterCurrentStateWatch != tt.want {
-			t.Errorf("%s: rewrites %+v, want %d after a watch of the current state", tt.name, re, tt.want)
+		if re == nil || re.AfterCurrentStateWatch != tt.want || re.AfterCurrentStateWatchStarted != tt.started {
+			t.Errorf("%s: rewrites %+v, want %d after a watch of the current state, %d counting those started after the binding", tt.name, re, tt.want, tt.started)
 		}
 	}
 }
@@ -310,8 +313,8 @@ func TestRewritesAfterCurrentStateWatch(t *testing.T) {
 // other clients' successful writes to the pod are counted from its last
 // successful binding or the client's own last successful write before,
 // whichever is later, or from the log's start when it holds neither;
-// those the client's watch of the current state sent as their binding
-// left them are counted too.
+// and, apart, the pods a watch of the current state sent as their
+// binding left them.
 func TestWritesBefore(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -337,18 +340,33 @@ func TestWritesBefore(t *testing.T) {
 		write("patch", "pods/status", "p-3", kwok, 200, 3),
 		write("patch", "pods", "p-4", gf, 200, -1), // neither in the log: from its start
 		write("patch", "pods/status", "p-4", kwok, 200, 3),
+		write("patch", "pods/status", "p-5", kwok, 200, 3), // no binding in the log
+		write("create", "pods/binding", "p-6", scheduler, 201, 1),
+		write("patch", "pods/status", "p-6", kwok, 422, 1.6), // failed: the pod still as bound
+		write("patch", "pods/status", "p-6", kwok, 200, 2.5),
+		write("patch", "pods/status", "p-7", kwok, 200, -0.5), // kwok's own, after its binding
+		write("create", "pods/binding", "p-7", scheduler, 201, -1),
+		write("patch", "pods/status", "p-7", kwok, 200, 2),
 		// kwok's watches of pods: from a version, after p-1's binding;
 		// of the current state after p-1's next write (the scheduler's)
-		// and before p-2's: only p-2 was sent as its binding left it.
+		// and before p-2's and p-6's (its first, failed, does not count),
+		// and before kwok's own write of p-7 before the phase: only p-2
+		// and p-6 were sent as their bindings left them before the first.
 		strings.Replace(watchLine("w1", "ResponseStarted", kwok, 200, 300, at(1.2), at(1.2)), "watch=true", "resourceVersion=5&watch=true", 1),
 		watchLine("w2", "ResponseStarted", kwok, 200, 300, at(1.7), at(1.7)),
+		watchLine("w3", "ResponseStarted", kwok, 200, 300, at(-0.7), at(-0.7)),
+		// Received before p-8's binding, started after it: counted only
+		// with the watches that started after the binding.
+		write("create", "pods/binding", "p-8", scheduler, 201, 3),
+		write("patch", "pods/status", "p-8", kwok, 200, 3.5),
+		watchLine("w4", "ResponseStarted", kwok, 200, 300, at(2.9), at(3.1)),
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0.1), End: at(10)}}
 	res := recordLines(t, lines, phases, auditSpans{}, TokenBucket{})
 	want := map[string]map[string]map[string]*WritesBefore{
 		"kwok": {"ns": {
-			WrittenOnce:  {Pods: 3, ByPod: map[string]int{"1": 3}, Writes: map[string]int{"scheduler create pods/binding": 1, "ghostfleet patch pods": 2}, CurrentStateWatch: 1},
-			WrittenAgain: {Pods: 1, ByPod: map[string]int{"3": 1}, Writes: map[string]int{"scheduler create pods/binding": 1, "scheduler patch pods/status": 1, "ghostfleet patch pods": 1}},
+			WrittenOnce:  {Pods: 6, ByPod: map[string]int{"1": 4, "0": 2}, Writes: map[string]int{"scheduler create pods/binding": 2, "ghostfleet patch pods": 2}, CurrentStateWatch: 1, CurrentStateWatchStarted: 2},
+			WrittenAgain: {Pods: 2, ByPod: map[string]int{"3": 1, "1": 1}, Writes: map[string]int{"scheduler create pods/binding": 2, "scheduler patch pods/status": 1, "ghostfleet patch pods": 1}, CurrentStateWatch: 1, CurrentStateWatchStarted: 1},
 		}},
 		"scheduler": {"ns": {WrittenOnce: {Pods: 1, ByPod: map[string]int{"0": 1}, Writes: map[string]int{}}}},
 	}
