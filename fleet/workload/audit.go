@@ -611,12 +611,25 @@ func firstDeleterRequest(s teardownSpan, namespace string, requests map[auditKey
 
 // auditSpans are what a run's accounting hands the audit log to split:
 // the teardowns of whole-job restarts and the admitted jobs' binds; and
-// the resource version the run's watch saw each pod bound at, by name
-// (see boundVersions).
+// the resource version the run's watch saw each pod bound at (see
+// boundVersions), and when it first saw each running, by name.
 type auditSpans struct {
 	teardowns     []teardownSpan
 	binds         []bindSpan
 	boundVersions map[string]uint64
+	runningSeen   map[string]time.Time
+}
+
+// runningSeen is when the run's watch first saw each pod running, by
+// name; a pod it never saw running is left out.
+func runningSeen(pods []PodTimes) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, p := range pods {
+		if !p.Running.IsZero() {
+			out[p.Name] = p.Running
+		}
+	}
+	return out
 }
 
 // boundVersions are the pods' BoundVersions by name, as numbers
@@ -662,8 +675,8 @@ func recordAudit(res *TrainResult, path string, offset int64, namespace string, 
 	}
 	res.AuditedRequests, res.AuditedTimes, res.AuditedFailures = l.counts, l.times, l.failures
 	res.AuditedWatches = nilIfEmpty(l.watches)
-	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites, l.podWrites, l.opened, boundAt(namespace, spans.boundVersions))
-	res.WritesBeforeFirst = writesBefore(l.statusWrites, l.podWrites, l.opened)
+	res.PodStatusWrites, res.StatusRewrites = podsByWrites(l.statusWrites), rewrites(l.statusWrites, l.podWrites, l.opened, byPod(namespace, spans.boundVersions), byPod(namespace, spans.runningSeen))
+	res.WritesBeforeFirst = writesBefore(l.statusWrites, l.podWrites, l.opened, byPod(namespace, spans.runningSeen))
 	if scheduler.QPS > 0 && scheduler.Burst > 0 {
 		res.SchedulerTokens = drawTokens(l.scheduler, scheduler, phases)
 	}
@@ -790,14 +803,14 @@ type StatusRewrites struct {
 	// after a version before that one. AfterCurrentStateWatch counts the
 	// later writes received after the client opened a watch of pods
 	// asking for the current state, after the pod's binding and before
-	// the next successful write to the pod, and
-	// AfterCurrentStateWatchStarted those after one that did so or was
-	// received before the binding and started after it (see
-	// resentBound). docs/measurements.md says what they show.
-	BindingVersionSeen            int `json:"bindingVersionSeen"`
-	AfterWatchFromBeforeBinding   int `json:"afterWatchFromBeforeBinding"`
-	AfterCurrentStateWatch        int `json:"afterCurrentStateWatch"`
-	AfterCurrentStateWatchStarted int `json:"afterCurrentStateWatchStarted"`
+	// the next successful write to the pod; AfterCurrentStateWatchStarted
+	// and AfterCurrentStateWatchBeforeRunningSeen count them by the wider
+	// rules of resendRule. docs/measurements.md says what they show.
+	BindingVersionSeen                      int `json:"bindingVersionSeen"`
+	AfterWatchFromBeforeBinding             int `json:"afterWatchFromBeforeBinding"`
+	AfterCurrentStateWatch                  int `json:"afterCurrentStateWatch"`
+	AfterCurrentStateWatchStarted           int `json:"afterCurrentStateWatchStarted"`
+	AfterCurrentStateWatchBeforeRunningSeen int `json:"afterCurrentStateWatchBeforeRunningSeen"`
 }
 
 // byReceived orders status writes as the apiserver received them.
@@ -808,12 +821,16 @@ func byReceived(a, b statusWrite) int { return a.received.Compare(b.received) }
 // write to each pod (for its bindings and next writes), each client's
 // watches that started (opened, by "client resource") and the resource
 // versions pods were seen bound at (bound); nil when there are none.
-func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite, opened map[string][]watchOpen, bound map[podRef]uint64) map[string]map[string]*StatusRewrites {
+func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite, opened map[string][]watchOpen, bound map[podRef]uint64, running map[podRef]time.Time) map[string]map[string]*StatusRewrites {
 	type group struct{ by, namespace string }
 	gaps := map[group][]time.Duration{}
 	failed := map[group][2]int{}
 	afterWatch, sinceBinding := map[group]int{}, map[group]int{}
-	versionKnown, fromBefore, currentState, currentStateStarted := map[group]int{}, map[group]int{}, map[group]int{}, map[group]int{}
+	versionKnown, fromBefore := map[group]int{}, map[group]int{}
+	var resent [resendRules]map[group]int // by resendRule
+	for r := range resent {
+		resent[r] = map[group]int{}
+	}
 	firstSinceWatch, laterSinceWatch := map[group][]time.Duration{}, map[group][]time.Duration{}
 	for w, sent := range writes {
 		if len(sent) < 2 {
@@ -851,11 +868,10 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 							fromBefore[g]++
 						}
 					}
-					if resentBound(watches, pod, binding, s.received, false) {
-						currentState[g]++
-					}
-					if resentBound(watches, pod, binding, s.received, true) {
-						currentStateStarted[g]++
+					for r := range resendRules {
+						if resentBound(watches, pod, binding, s.received, running[podRef{w.namespace, w.pod}], r) {
+							resent[r][g]++
+						}
 					}
 				}
 			}
@@ -870,26 +886,46 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 		inner(out, g.by)[g.namespace] = &StatusRewrites{Gap: Summarise(d), MinGap: slices.Min(d).Seconds(),
 			FailedFirst: failed[g][0], FailedLater: failed[g][1],
 			AfterWatchOpened: afterWatch[g], AfterWatchSinceBinding: sinceBinding[g],
-			BindingVersionSeen: versionKnown[g], AfterWatchFromBeforeBinding: fromBefore[g], AfterCurrentStateWatch: currentState[g], AfterCurrentStateWatchStarted: currentStateStarted[g],
+			BindingVersionSeen: versionKnown[g], AfterWatchFromBeforeBinding: fromBefore[g],
+			AfterCurrentStateWatch: resent[receivedAfterBinding][g], AfterCurrentStateWatchStarted: resent[startedAfterBinding][g], AfterCurrentStateWatchBeforeRunningSeen: resent[beforeRunningSeen][g],
 			SinceWatchOpened: summariseOrNil(laterSinceWatch[g]), FirstSinceWatchOpened: summariseOrNil(firstSinceWatch[g])}
 	}
 	return nilIfEmpty(out)
 }
 
+// resendRule is which watches of the current state resentBound takes as
+// having sent a pod's binding's copy again, from the narrowest: those
+// received after the binding and before the pod's next successful write
+// (the pod was as its binding left it until that write); those too
+// received before the binding whose response started after it (one
+// takes its first state in between); and those too received after the
+// next write but before the run's own watch first saw the pod running,
+// if that was later (the watch cache applies a write some time after
+// the apiserver received it, and sends it to every watch only then).
+type resendRule int
+
+const (
+	receivedAfterBinding resendRule = iota
+	startedAfterBinding
+	beforeRunningSeen
+	resendRules
+)
+
 // resentBound is whether watches hold one asking for the current state
-// opened after the pod's binding and before the next successful write to
-// the pod, and before to unless it is zero: the pod was as its binding
-// left it until that write, so the watch sent the binding's copy again.
-// With started, one opened before the binding counts too if its response
-// started after it: it may have taken its first state after the binding.
-func resentBound(watches []watchOpen, pod []podWrite, binding, to time.Time, started bool) bool {
-	next := firstWrite(pod, binding)
+// that, by rule, sent the pod's binding's copy again, received before to
+// unless it is zero; running is when the run's watch first saw the pod
+// running (zero if it did not).
+func resentBound(watches []watchOpen, pod []podWrite, binding, to, running time.Time, rule resendRule) bool {
+	until := firstWrite(pod, binding)
+	if rule == beforeRunningSeen && !until.IsZero() && running.After(until) {
+		until = running
+	}
 	return slices.ContainsFunc(watches, func(o watchOpen) bool {
-		since := o.at
-		if started {
-			since = o.started
+		since := o.started
+		if rule == receivedAfterBinding {
+			since = o.at
 		}
-		return o.current && since.After(binding) && (to.IsZero() || o.at.Before(to)) && (next.IsZero() || o.at.Before(next))
+		return o.current && since.After(binding) && (to.IsZero() || o.at.Before(to)) && (until.IsZero() || o.at.Before(until))
 	})
 }
 
@@ -905,11 +941,11 @@ func lastBefore(watches []watchOpen, to time.Time) time.Time {
 	return last
 }
 
-// boundAt are the resource versions pods of namespace were seen bound
-// at (versions, by name), by pod.
-func boundAt(namespace string, versions map[string]uint64) map[podRef]uint64 {
-	out := make(map[podRef]uint64, len(versions))
-	for name, v := range versions {
+// byPod is what the run's watch saw of pods of namespace (by name), by
+// pod.
+func byPod[V any](namespace string, byName map[string]V) map[podRef]V {
+	out := make(map[podRef]V, len(byName))
+	for name, v := range byName {
 		out[podRef{namespace, name}] = v
 	}
 	return out
@@ -992,15 +1028,16 @@ func firstWrite(pod []podWrite, from time.Time) time.Time {
 // first or, if that failed, a later one: that watch sent the binding's
 // copy again (see resentBound). Of pods written once, those are copies
 // sent again that the client did not play again; it is 0 when the audit
-// policy logs no pod watch. CurrentStateWatchStarted counts them with
-// the watches received before the binding whose response started after
-// it too (see resentBound).
+// policy logs no pod watch. CurrentStateWatchStarted and
+// CurrentStateWatchBeforeRunningSeen count them by the wider rules of
+// resendRule.
 type WritesBefore struct {
-	Pods                     int            `json:"pods"`
-	ByPod                    map[string]int `json:"byPod"`
-	Writes                   map[string]int `json:"writes"`
-	CurrentStateWatch        int            `json:"currentStateWatch"`
-	CurrentStateWatchStarted int            `json:"currentStateWatchStarted"`
+	Pods                               int            `json:"pods"`
+	ByPod                              map[string]int `json:"byPod"`
+	Writes                             map[string]int `json:"writes"`
+	CurrentStateWatch                  int            `json:"currentStateWatch"`
+	CurrentStateWatchStarted           int            `json:"currentStateWatchStarted"`
+	CurrentStateWatchBeforeRunningSeen int            `json:"currentStateWatchBeforeRunningSeen"`
 }
 
 // The groups of WritesBefore: pods a client wrote the status of once in
@@ -1015,7 +1052,7 @@ const (
 // status of in the phases (status), given every write to each pod and
 // each client's watches that started (opened, by "client resource");
 // nil when none was.
-func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]podWrite, opened map[string][]watchOpen) map[string]map[string]map[string]*WritesBefore {
+func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]podWrite, opened map[string][]watchOpen, running map[podRef]time.Time) map[string]map[string]map[string]*WritesBefore {
 	out := map[string]map[string]map[string]*WritesBefore{}
 	for w, sent := range status {
 		first := slices.MinFunc(sent, byReceived).received
@@ -1043,12 +1080,10 @@ func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]pod
 		b.Pods++
 		b.ByPod[strconv.Itoa(n)]++
 		if binding := lastWrite(pod, first, isBinding); !binding.IsZero() && !from.After(binding) {
-			watches := opened[w.by+" pods"]
-			if resentBound(watches, pod, binding, time.Time{}, false) {
-				b.CurrentStateWatch++
-			}
-			if resentBound(watches, pod, binding, time.Time{}, true) {
-				b.CurrentStateWatchStarted++
+			for r, n := range [resendRules]*int{&b.CurrentStateWatch, &b.CurrentStateWatchStarted, &b.CurrentStateWatchBeforeRunningSeen} {
+				if resentBound(opened[w.by+" pods"], pod, binding, time.Time{}, running[podRef{w.namespace, w.pod}], resendRule(r)) {
+					*n++
+				}
 			}
 		}
 	}

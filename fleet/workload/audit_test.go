@@ -217,7 +217,7 @@ func TestRewritesAfterWatchOpened(t *testing.T) {
 	// opened before its last binding), p-4 at 100 (the watch asked for
 	// the changes after it), and not p-3.
 	bound := map[podRef]uint64{{"ns", "p-1"}: 150, {"ns", "p-2"}: 250, {"ns", "p-4"}: 100}
-	re := rewrites(writes, pods, opened, bound)["kwok"]["ns"]
+	re := rewrites(writes, pods, opened, bound, nil)["kwok"]["ns"]
 	if re == nil || re.Gap.Count != 5 || re.AfterWatchOpened != 3 || re.AfterWatchSinceBinding != 3 {
 		t.Errorf("rewrites %+v; want 5, 3 of them (p-1's, p-3's and p-4's second) after kwok's pod watch opened since the write before, 3 (p-1's second and third, p-4's second) since the binding", re)
 	}
@@ -280,7 +280,9 @@ func TestWatchStart(t *testing.T) {
 // A rewrite counts as after a watch of the current state when the
 // client opened one after the pod's binding and before the next write to
 // it: the watch then sent the binding's copy; with the watches started
-// after the binding, also when one received before it started after it.
+// after the binding, also when one received before it started after it;
+// and counting those received before the run's own watch saw the pod
+// running, also when one received after the next write came before.
 func TestRewritesAfterCurrentStateWatch(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -290,21 +292,30 @@ func TestRewritesAfterCurrentStateWatch(t *testing.T) {
 		{at(2), "kwok", "patch " + statusResource, true},
 		{at(4), "kwok", "patch " + statusResource, false},
 	}}
+	// The run's own watch saw the pod running at 3 s, after kwok's first
+	// write, or (where 0) never.
 	for _, tt := range []struct {
-		name          string
-		watch         watchOpen
-		want, started int
+		name                             string
+		watch                            watchOpen
+		seenRunning                      float64
+		want, started, beforeSeenRunning int
 	}{
-		{"of the current state, between the binding and the next write", watchOpen{at(1.5), 0, true, at(1.5)}, 1, 1},
-		{"after the next write", watchOpen{at(2.5), 0, true, at(2.5)}, 0, 0},
-		{"before the binding", watchOpen{at(0.5), 0, true, at(0.5)}, 0, 0},
-		{"received before the binding, started after it", watchOpen{at(0.5), 0, true, at(1.1)}, 0, 1},
-		{"received after the next write, started later", watchOpen{at(2.5), 0, true, at(2.6)}, 0, 0},
-		{"from a resource version", watchOpen{at(1.5), 5, false, at(1.5)}, 0, 0},
+		{"of the current state, between the binding and the next write", watchOpen{at(1.5), 0, true, at(1.5)}, 3, 1, 1, 1},
+		{"after the next write, before the pod was seen running", watchOpen{at(2.5), 0, true, at(2.5)}, 3, 0, 0, 1},
+		{"after the next write, the pod never seen running", watchOpen{at(2.5), 0, true, at(2.5)}, 0, 0, 0, 0},
+		{"after the pod was seen running", watchOpen{at(3.5), 0, true, at(3.5)}, 3, 0, 0, 0},
+		{"before the binding", watchOpen{at(0.5), 0, true, at(0.5)}, 3, 0, 0, 0},
+		{"received before the binding, started after it", watchOpen{at(0.5), 0, true, at(1.1)}, 3, 0, 1, 1},
+		{"from a resource version", watchOpen{at(1.5), 5, false, at(1.5)}, 3, 0, 0, 0},
 	} {
-		re := rewrites(writes, pods, map[string][]watchOpen{"kwok pods": {tt.watch}}, nil)["kwok"]["ns"]
-		if re == nil || re.AfterCurrentStateWatch != tt.want || re.AfterCurrentStateWatchStarted != tt.started {
-			t.Errorf("%s: rewrites %+v, want %d after a watch of the current state, %d counting those started after the binding", tt.name, re, tt.want, tt.started)
+		running := map[podRef]time.Time{}
+		if tt.seenRunning > 0 {
+			running[podRef{"ns", "p"}] = at(tt.seenRunning)
+		}
+		re := rewrites(writes, pods, map[string][]watchOpen{"kwok pods": {tt.watch}}, nil, running)["kwok"]["ns"]
+		if re == nil || re.AfterCurrentStateWatch != tt.want || re.AfterCurrentStateWatchStarted != tt.started || re.AfterCurrentStateWatchBeforeRunningSeen != tt.beforeSeenRunning {
+			t.Errorf("%s: rewrites %+v, want %d after a watch of the current state, %d counting those started after the binding, %d those received before the pod was seen running",
+				tt.name, re, tt.want, tt.started, tt.beforeSeenRunning)
 		}
 	}
 }
@@ -362,11 +373,12 @@ func TestWritesBefore(t *testing.T) {
 		watchLine("w4", "ResponseStarted", kwok, 200, 300, at(2.9), at(3.1)),
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0.1), End: at(10)}}
-	res := recordLines(t, lines, phases, auditSpans{}, TokenBucket{})
+	// The run saw p-1 running at 1.8 s, after w2 opened.
+	res := recordLines(t, lines, phases, auditSpans{runningSeen: map[string]time.Time{"p-1": at(1.8)}}, TokenBucket{})
 	want := map[string]map[string]map[string]*WritesBefore{
 		"kwok": {"ns": {
-			WrittenOnce:  {Pods: 6, ByPod: map[string]int{"1": 4, "0": 2}, Writes: map[string]int{"scheduler create pods/binding": 2, "ghostfleet patch pods": 2}, CurrentStateWatch: 1, CurrentStateWatchStarted: 2},
-			WrittenAgain: {Pods: 2, ByPod: map[string]int{"3": 1, "1": 1}, Writes: map[string]int{"scheduler create pods/binding": 2, "scheduler patch pods/status": 1, "ghostfleet patch pods": 1}, CurrentStateWatch: 1, CurrentStateWatchStarted: 1},
+			WrittenOnce:  {Pods: 6, ByPod: map[string]int{"1": 4, "0": 2}, Writes: map[string]int{"scheduler create pods/binding": 2, "ghostfleet patch pods": 2}, CurrentStateWatch: 1, CurrentStateWatchStarted: 2, CurrentStateWatchBeforeRunningSeen: 2},
+			WrittenAgain: {Pods: 2, ByPod: map[string]int{"3": 1, "1": 1}, Writes: map[string]int{"scheduler create pods/binding": 2, "scheduler patch pods/status": 1, "ghostfleet patch pods": 1}, CurrentStateWatch: 1, CurrentStateWatchStarted: 1, CurrentStateWatchBeforeRunningSeen: 2},
 		}},
 		"scheduler": {"ns": {WrittenOnce: {Pods: 1, ByPod: map[string]int{"0": 1}, Writes: map[string]int{}}}},
 	}

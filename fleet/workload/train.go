@@ -574,7 +574,7 @@ func trainAccounting(res TrainResult, pods []PodTimes, created map[string]time.T
 	if times != nil {
 		fits = times.fits
 	}
-	spans := auditSpans{boundVersions: boundVersions(pods)}
+	spans := auditSpans{boundVersions: boundVersions(pods), runningSeen: runningSeen(pods)}
 	for job := range created {
 		jp := byJob[job]
 		t := jobTimeline(jp, res.PodsPerJob, end)
