@@ -244,9 +244,7 @@ type phaseKey struct{ phase, key string }
 // watchOpen is a watch that started: when the apiserver received it,
 // what it asked for (see watchStart): the changes after resource version
 // from, or the current state first (current), and when its response
-// started. A watch of the current state takes the state it sends first
-// between the two: the apiserver's watch cache registers it, with a copy
-// of every object it then holds, before the response starts.
+// started (see resendRule).
 type watchOpen struct {
 	at      time.Time
 	from    uint64
@@ -612,7 +610,8 @@ func firstDeleterRequest(s teardownSpan, namespace string, requests map[auditKey
 // auditSpans are what a run's accounting hands the audit log to split:
 // the teardowns of whole-job restarts and the admitted jobs' binds; and
 // the resource version the run's watch saw each pod bound at (see
-// boundVersions), and when it first saw each running, by name.
+// boundVersions), and when it first saw each running (see runningSeen),
+// by name.
 type auditSpans struct {
 	teardowns     []teardownSpan
 	binds         []bindSpan
@@ -620,8 +619,8 @@ type auditSpans struct {
 	runningSeen   map[string]time.Time
 }
 
-// runningSeen is when the run's watch first saw each pod running, by
-// name; a pod it never saw running is left out.
+// runningSeen is when the run's watch first saw each pod running (or
+// succeeded), by name; a pod it never saw so is left out.
 func runningSeen(pods []PodTimes) map[string]time.Time {
 	out := map[string]time.Time{}
 	for _, p := range pods {
@@ -827,7 +826,7 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 	failed := map[group][2]int{}
 	afterWatch, sinceBinding := map[group]int{}, map[group]int{}
 	versionKnown, fromBefore := map[group]int{}, map[group]int{}
-	var resent [resendRules]map[group]int // by resendRule
+	var resent [numResendRules]map[group]int // by resendRule
 	for r := range resent {
 		resent[r] = map[group]int{}
 	}
@@ -840,8 +839,9 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 		sent = slices.Clone(sent)
 		slices.SortFunc(sent, byReceived)
 		f := failed[g]
-		watches, pod := opened[w.by+" pods"], pods[podRef{w.namespace, w.pod}]
-		version, versionSeen := bound[podRef{w.namespace, w.pod}]
+		ref := podRef{w.namespace, w.pod}
+		watches, pod := opened[w.by+" pods"], pods[ref]
+		version, versionSeen := bound[ref]
 		for i, s := range sent {
 			// The client's last pod watch opened before this write.
 			watched := lastBefore(watches, s.received)
@@ -868,8 +868,8 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 							fromBefore[g]++
 						}
 					}
-					for r := range resendRules {
-						if resentBound(watches, pod, binding, s.received, running[podRef{w.namespace, w.pod}], r) {
+					for r := range numResendRules {
+						if resentBound(watches, pod, w.by, binding, s.received, running[ref], r) {
 							resent[r][g]++
 						}
 					}
@@ -894,36 +894,35 @@ func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite,
 }
 
 // resendRule is which watches of the current state resentBound takes as
-// having sent a pod's binding's copy again, from the narrowest: those
-// received after the binding and before the pod's next successful write
-// (the pod was as its binding left it until that write); those too
-// received before the binding whose response started after it (one
-// takes its first state in between); and those too received after the
-// next write but before the run's own watch first saw the pod running,
-// if that was later (the watch cache applies a write some time after
-// the apiserver received it, and sends it to every watch only then).
+// having sent a pod's binding's copy again, from the narrowest (see
+// docs/measurements.md): those received after the binding and before
+// the pod's next successful write; those too received before the binding
+// whose response started after it; and those too received after that
+// write, where it was the client's own status write, but before the
+// run's own watch first saw the pod running (see runningSeen), if later.
 type resendRule int
 
 const (
 	receivedAfterBinding resendRule = iota
 	startedAfterBinding
 	beforeRunningSeen
-	resendRules
+	numResendRules
 )
 
-// resentBound is whether watches hold one asking for the current state
-// that, by rule, sent the pod's binding's copy again, received before to
-// unless it is zero; running is when the run's watch first saw the pod
-// running (zero if it did not).
-func resentBound(watches []watchOpen, pod []podWrite, binding, to, running time.Time, rule resendRule) bool {
-	until := firstWrite(pod, binding)
-	if rule == beforeRunningSeen && !until.IsZero() && running.After(until) {
+// resentBound is whether watches of client by hold one asking for the
+// current state that, by rule, sent the pod's binding's copy again,
+// received before to unless it is zero; running is when the run's watch
+// first saw the pod running (zero if it did not).
+func resentBound(watches []watchOpen, pod []podWrite, by string, binding, to, running time.Time, rule resendRule) bool {
+	next := firstWrite(pod, binding)
+	until := next.received
+	if rule == beforeRunningSeen && next.by == by && strings.HasSuffix(next.what, " "+statusResource) && running.After(until) {
 		until = running
 	}
 	return slices.ContainsFunc(watches, func(o watchOpen) bool {
-		since := o.started
-		if rule == receivedAfterBinding {
-			since = o.at
+		since := o.at
+		if rule != receivedAfterBinding && o.started.After(since) {
+			since = o.started
 		}
 		return o.current && since.After(binding) && (to.IsZero() || o.at.Before(to)) && (until.IsZero() || o.at.Before(until))
 	})
@@ -996,13 +995,13 @@ func lastWrite(pod []podWrite, to time.Time, keep func(podWrite) bool) time.Time
 	return last
 }
 
-// firstWrite is when the apiserver received the first successful write
-// of pod after from; zero when none was.
-func firstWrite(pod []podWrite, from time.Time) time.Time {
-	var first time.Time
+// firstWrite is the first successful write of pod the apiserver
+// received after from; zero when none was.
+func firstWrite(pod []podWrite, from time.Time) podWrite {
+	var first podWrite
 	for _, x := range pod {
-		if x.ok && x.received.After(from) && (first.IsZero() || x.received.Before(first)) {
-			first = x.received
+		if x.ok && x.received.After(from) && (first.received.IsZero() || x.received.Before(first.received)) {
+			first = x
 		}
 	}
 	return first
@@ -1056,7 +1055,8 @@ func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]pod
 	out := map[string]map[string]map[string]*WritesBefore{}
 	for w, sent := range status {
 		first := slices.MinFunc(sent, byReceived).received
-		pod := writes[podRef{w.namespace, w.pod}]
+		ref := podRef{w.namespace, w.pod}
+		pod := writes[ref]
 		from := lastWrite(pod, first, func(x podWrite) bool {
 			return isBinding(x) || x.by == w.by && strings.HasSuffix(x.what, " "+statusResource)
 		})
@@ -1080,11 +1080,15 @@ func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]pod
 		b.Pods++
 		b.ByPod[strconv.Itoa(n)]++
 		if binding := lastWrite(pod, first, isBinding); !binding.IsZero() && !from.After(binding) {
-			for r, n := range [resendRules]*int{&b.CurrentStateWatch, &b.CurrentStateWatchStarted, &b.CurrentStateWatchBeforeRunningSeen} {
-				if resentBound(opened[w.by+" pods"], pod, binding, time.Time{}, running[podRef{w.namespace, w.pod}], resendRule(r)) {
-					*n++
+			resent := func(r resendRule) int {
+				if resentBound(opened[w.by+" pods"], pod, w.by, binding, time.Time{}, running[ref], r) {
+					return 1
 				}
+				return 0
 			}
+			b.CurrentStateWatch += resent(receivedAfterBinding)
+			b.CurrentStateWatchStarted += resent(startedAfterBinding)
+			b.CurrentStateWatchBeforeRunningSeen += resent(beforeRunningSeen)
 		}
 	}
 	return nilIfEmpty(out)

@@ -235,8 +235,8 @@ func TestRewritesAfterWatchOpened(t *testing.T) {
 	}
 }
 
-// The reader hands the rewrites each watch's resource version and the
-// versions the run saw the pods bound at.
+// The reader hands the rewrites each watch's resource version, the
+// versions the run saw the pods bound at and when it saw them running.
 func TestAuditBoundVersions(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -245,14 +245,15 @@ func TestAuditBoundVersions(t *testing.T) {
 		auditLine("ResponseComplete", "create", "pods/binding", "p-1", scheduler, 201, at(1), at(1.01)),
 		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 200, at(2), at(2.01)),
 		strings.Replace(watchLine("w1", "ResponseStarted", kwok, 200, 300, at(2.5), at(2.5)), "watch=true", "resourceVersion=5&watch=true", 1),
+		watchLine("w2", "ResponseStarted", kwok, 200, 300, at(2.2), at(2.2)), // of the current state, after kwok's write
 		auditLine("ResponseComplete", "patch", "pods/status", "p-1", kwok, 422, at(3), at(3.01)),
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0), End: at(10)}}
 	for version, want := range map[uint64]int{10: 1, 5: 0} {
-		res := recordLines(t, lines, phases, auditSpans{boundVersions: map[string]uint64{"p-1": version}}, TokenBucket{})
-		re := res.StatusRewrites["kwok"]["ns"]
-		if re == nil || re.BindingVersionSeen != 1 || re.AfterWatchFromBeforeBinding != want || re.AfterCurrentStateWatch != 0 {
-			t.Errorf("bound at %d: rewrites %+v; want 1 seen bound, %d after the watch from 5", version, re, want)
+		spans := auditSpans{boundVersions: map[string]uint64{"p-1": version}, runningSeen: map[string]time.Time{"p-1": at(2.3)}}
+		re := recordLines(t, lines, phases, spans, TokenBucket{}).StatusRewrites["kwok"]["ns"]
+		if re == nil || re.BindingVersionSeen != 1 || re.AfterWatchFromBeforeBinding != want || re.AfterCurrentStateWatch != 0 || re.AfterCurrentStateWatchBeforeRunningSeen != 1 {
+			t.Errorf("bound at %d: rewrites %+v; want 1 seen bound, %d after the watch from 5, 1 after the watch of the current state before p-1 was seen running", version, re, want)
 		}
 	}
 }
@@ -303,6 +304,7 @@ func TestRewritesAfterCurrentStateWatch(t *testing.T) {
 		{"of the current state, between the binding and the next write", watchOpen{at(1.5), 0, true, at(1.5)}, 3, 1, 1, 1},
 		{"after the next write, before the pod was seen running", watchOpen{at(2.5), 0, true, at(2.5)}, 3, 0, 0, 1},
 		{"after the next write, the pod never seen running", watchOpen{at(2.5), 0, true, at(2.5)}, 0, 0, 0, 0},
+		{"after the next write, the pod seen running before it", watchOpen{at(2.5), 0, true, at(2.5)}, 1.8, 0, 0, 0},
 		{"after the pod was seen running", watchOpen{at(3.5), 0, true, at(3.5)}, 3, 0, 0, 0},
 		{"before the binding", watchOpen{at(0.5), 0, true, at(0.5)}, 3, 0, 0, 0},
 		{"received before the binding, started after it", watchOpen{at(0.5), 0, true, at(1.1)}, 3, 0, 1, 1},
@@ -371,14 +373,25 @@ func TestWritesBefore(t *testing.T) {
 		write("create", "pods/binding", "p-8", scheduler, 201, 3),
 		write("patch", "pods/status", "p-8", kwok, 200, 3.5),
 		watchLine("w4", "ResponseStarted", kwok, 200, 300, at(2.9), at(3.1)),
+		// Received after kwok's first write of p-9, before the run saw it
+		// running: counted only with those; and, for p-10, whose only
+		// write failed, after the run saw it running: still counted.
+		write("create", "pods/binding", "p-9", scheduler, 201, 4),
+		write("patch", "pods/status", "p-9", kwok, 200, 4.2),
+		watchLine("w5", "ResponseStarted", kwok, 200, 300, at(4.3), at(4.3)),
+		write("create", "pods/binding", "p-10", scheduler, 201, 5),
+		write("patch", "pods/status", "p-10", kwok, 422, 5.2),
+		watchLine("w6", "ResponseStarted", kwok, 200, 300, at(5.5), at(5.5)),
 	}
 	phases := []record.Phase{{Name: "train", Start: at(0.1), End: at(10)}}
-	// The run saw p-1 running at 1.8 s, after w2 opened.
-	res := recordLines(t, lines, phases, auditSpans{runningSeen: map[string]time.Time{"p-1": at(1.8)}}, TokenBucket{})
+	// The run saw p-1 running at 1.8 s, after w2 opened, but its next
+	// write was the scheduler's; p-9 at 4.4 s, p-10 at 5.4 s.
+	seen := map[string]time.Time{"p-1": at(1.8), "p-9": at(4.4), "p-10": at(5.4)}
+	res := recordLines(t, lines, phases, auditSpans{runningSeen: seen}, TokenBucket{})
 	want := map[string]map[string]map[string]*WritesBefore{
 		"kwok": {"ns": {
-			WrittenOnce:  {Pods: 6, ByPod: map[string]int{"1": 4, "0": 2}, Writes: map[string]int{"scheduler create pods/binding": 2, "ghostfleet patch pods": 2}, CurrentStateWatch: 1, CurrentStateWatchStarted: 2, CurrentStateWatchBeforeRunningSeen: 2},
-			WrittenAgain: {Pods: 2, ByPod: map[string]int{"3": 1, "1": 1}, Writes: map[string]int{"scheduler create pods/binding": 2, "scheduler patch pods/status": 1, "ghostfleet patch pods": 1}, CurrentStateWatch: 1, CurrentStateWatchStarted: 1, CurrentStateWatchBeforeRunningSeen: 2},
+			WrittenOnce:  {Pods: 8, ByPod: map[string]int{"1": 6, "0": 2}, Writes: map[string]int{"scheduler create pods/binding": 4, "ghostfleet patch pods": 2}, CurrentStateWatch: 2, CurrentStateWatchStarted: 3, CurrentStateWatchBeforeRunningSeen: 4},
+			WrittenAgain: {Pods: 2, ByPod: map[string]int{"3": 1, "1": 1}, Writes: map[string]int{"scheduler create pods/binding": 2, "scheduler patch pods/status": 1, "ghostfleet patch pods": 1}, CurrentStateWatch: 1, CurrentStateWatchStarted: 1, CurrentStateWatchBeforeRunningSeen: 1},
 		}},
 		"scheduler": {"ns": {WrittenOnce: {Pods: 1, ByPod: map[string]int{"0": 1}, Writes: map[string]int{}}}},
 	}

@@ -308,8 +308,9 @@ func TestTrackerBoundVersion(t *testing.T) {
 	if v := boundVersions(tr.Pods()); len(v) != 1 || v["a"] != 12 {
 		t.Errorf("bound versions as numbers %v, want a 12 only", v)
 	}
+	tr.observe(pod("c", "n1", "21", corev1.PodPending), false)
 	if r := runningSeen(tr.Pods()); len(r) != 2 || r["a"].IsZero() || r["b"].IsZero() {
-		t.Errorf("seen running %v, want a and b", r)
+		t.Errorf("seen running %v, want a and b, not c", r)
 	}
 }
 

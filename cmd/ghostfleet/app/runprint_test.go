@@ -134,12 +134,12 @@ func TestPrintWritesBefore(t *testing.T) {
 		"    each write after a pod's first came 2.51s after the one before at the median (0.61s at the least, 5.63s at most); failed: 0 first writes, 813 later ones\n" +
 		"    800 of those writes came after kwok-controller opened a watch of pods since the write before, 810 since the pod's binding\n" +
 		"    of the 813 of pods the run saw bound, 5 came after kwok-controller opened, since the binding, a pod watch asking from before the bound version\n" +
-		"    790 came after kwok-controller opened, between the pod's binding and the next write to it, a pod watch asking for the current state (which sent the binding's copy); 800 counting those received before the binding that started after it, 810 also those received before the run saw the pod running\n" +
+		"    790 came after kwok-controller opened, between the pod's binding and the next write to it, a pod watch asking for the current state (which sent the binding's copy); 800 counting those received before the binding that started after it, 810 also those received after its own next write, before the run saw the pod running\n" +
 		"    from kwok-controller's last pod watch opened before each: every later write 0.42s at the median (1.10s at p90, 813 with one), the same pods' first writes 3.20s at the median (8.00s at p90, 700 with one)\n" +
 		"    the others' writes to each pod written once (87), since its binding or the write before, to the first: 87 with 1; 87 in all (scheduler create pods/binding 87)\n" +
-		"      40 of those pods had kwok-controller open, between the binding and the next write to the pod, a pod watch asking for the current state; 41 counting those received before the binding that started after it, 42 also those received before the run saw the pod running\n" +
+		"      40 of those pods had kwok-controller open, between the binding and the next write to the pod, a pod watch asking for the current state; 41 counting those received before the binding that started after it, 42 also those received after its own next write, before the run saw the pod running\n" +
 		"    the others' writes to each pod written again (813), since its binding or the write before, to the first: 800 with 1, 13 with 2; 826 in all (scheduler create pods/binding 813, ghostfleet patch pods 13)\n" +
-		"      790 of those pods had kwok-controller open, between the binding and the next write to the pod, a pod watch asking for the current state; 795 counting those received before the binding that started after it, 799 also those received before the run saw the pod running\n"
+		"      790 of those pods had kwok-controller open, between the binding and the next write to the pod, a pod watch asking for the current state; 795 counting those received before the binding that started after it, 799 also those received after its own next write, before the run saw the pod running\n"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("summary lacks %q:\n%s", want, b.String())
 	}

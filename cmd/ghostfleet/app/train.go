@@ -111,12 +111,13 @@ control plane, read from each source as each phase ends:
     write), with how many of those pods had the client open, between the
     binding and the next write, a pod watch asking for the current state
     (it sent the binding's copy again: of pods written once, a copy not
-    played again), and counting also such watches received before the
+    played again), counting also such watches received before the
     binding whose response started after it, and also those received
-    before the run's own watch saw the pod running; if the policy logs watches, each client's watches of each
-    resource opened (and of those, asking for the current state) and
-    ended, and those ended before their own timeout, with how long they
-    had lived (.auditedWatches);
+    after the client's own next write, before the run's own watch saw
+    the pod running; if the policy logs watches, each client's watches
+    of each resource opened (and of those, asking for the current state)
+    and ended, and those ended before their own timeout, with how long
+    they had lived (.auditedWatches);
     the most of kube-scheduler's client tokens its
     requests drew at once, its token bucket replayed over them with the
     profile's QPS and burst (.schedulerTokens: drawn to the burst means
@@ -450,7 +451,7 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 						fmt.Fprintf(w, "    of the %d of pods the run saw bound, %d came after %s opened, since the binding, a pod watch asking from before the bound version\n",
 							re.BindingVersionSeen, re.AfterWatchFromBeforeBinding, by)
 					}
-					fmt.Fprintf(w, "    %d came after %s opened, between the pod's binding and the next write to it, a pod watch asking for the current state (which sent the binding's copy); %d counting those received before the binding that started after it, %d also those received before the run saw the pod running\n",
+					fmt.Fprintf(w, "    %d came after %s opened, between the pod's binding and the next write to it, a pod watch asking for the current state (which sent the binding's copy); %d counting those received before the binding that started after it, %d also those received after its own next write, before the run saw the pod running\n",
 						re.AfterCurrentStateWatch, by, re.AfterCurrentStateWatchStarted, re.AfterCurrentStateWatchBeforeRunningSeen)
 					if re.SinceWatchOpened != nil || re.FirstSinceWatchOpened != nil {
 						fmt.Fprintf(w, "    from %s's last pod watch opened before each: every later write %s, the same pods' first writes %s\n",
@@ -463,7 +464,7 @@ func printTrain(w io.Writer, r runs.TrainResult) {
 					fmt.Fprintf(w, "    the others' writes to each pod written %s (%d), since its binding or the write before, to the first: %s; %s\n",
 						group, b.Pods, byCount(b.ByPod), counted(b.Writes, 4))
 					if watchesLogged(r.AuditedWatches, by+" pods") {
-						fmt.Fprintf(w, "      %d of those pods had %s open, between the binding and the next write to the pod, a pod watch asking for the current state; %d counting those received before the binding that started after it, %d also those received before the run saw the pod running\n",
+						fmt.Fprintf(w, "      %d of those pods had %s open, between the binding and the next write to the pod, a pod watch asking for the current state; %d counting those received before the binding that started after it, %d also those received after its own next write, before the run saw the pod running\n",
 							b.CurrentStateWatch, by, b.CurrentStateWatchStarted, b.CurrentStateWatchBeforeRunningSeen)
 					}
 				}
