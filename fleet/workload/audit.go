@@ -818,8 +818,9 @@ func byReceived(a, b statusWrite) int { return a.received.Compare(b.received) }
 // rewrites are the StatusRewrites of every client and namespace with a
 // pod written to more than once, by client then namespace, given every
 // write to each pod (for its bindings and next writes), each client's
-// watches that started (opened, by "client resource") and the resource
-// versions pods were seen bound at (bound); nil when there are none.
+// watches that started (opened, by "client resource"), the resource
+// versions pods were seen bound at (bound) and when they were first seen
+// running (running); nil when there are none.
 func rewrites(writes map[statusWriter][]statusWrite, pods map[podRef][]podWrite, opened map[string][]watchOpen, bound map[podRef]uint64, running map[podRef]time.Time) map[string]map[string]*StatusRewrites {
 	type group struct{ by, namespace string }
 	gaps := map[group][]time.Duration{}
@@ -1048,9 +1049,9 @@ const (
 
 // writesBefore are, by client, namespace and WrittenOnce or
 // WrittenAgain, the WritesBefore of the pods each client wrote the
-// status of in the phases (status), given every write to each pod and
-// each client's watches that started (opened, by "client resource");
-// nil when none was.
+// status of in the phases (status), given every write to each pod,
+// each client's watches that started (opened, by "client resource") and
+// when the pods were first seen running (running); nil when none was.
 func writesBefore(status map[statusWriter][]statusWrite, writes map[podRef][]podWrite, opened map[string][]watchOpen, running map[podRef]time.Time) map[string]map[string]map[string]*WritesBefore {
 	out := map[string]map[string]map[string]*WritesBefore{}
 	for w, sent := range status {
